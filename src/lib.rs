@@ -1,6 +1,34 @@
 //! hist: a history-first document store.
+//!
+//! The field-level change record (actor, time, transaction, key, path, old value, new value,
+//! reason) is the primary object; current state is a view the store maintains from it.
+//! Open a [`Repo`], write through a [`Txn`] that names an [`Actor`], and read any document
+//! as of any point ([`Repo::as_of`]), the history of one field ([`Repo::history`]) or the
+//! log ([`Repo::log`]).
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
 pub mod canon;
+pub mod cli;
+pub mod diff;
+mod error;
+mod fsck;
+pub mod model;
 pub mod path;
+mod read;
+mod repo;
+pub mod rules;
+mod sql;
+mod store;
+pub mod time;
+
+pub use error::{Error, Result};
+pub use fsck::FsckReport;
+pub use model::{Actor, Change, LoggedChange, Op, TxInfo};
+pub use path::DocPath;
+pub use read::{AsOf, Direction, HistoryEntry, LogEntry, LogFilter};
+pub use repo::{
+    CHECKPOINT_EVERY, CHECKPOINT_MIN_BYTES, Commit, HIST_DIR, PutOutcome, Repo, TxOptions, Txn,
+};
+pub use sql::{QueryResult, SqlValue};
+pub use time::{Timestamp, When};

@@ -1,1 +1,4 @@
-fn main() {}
+//! The `hist` command.
+fn main() -> std::process::ExitCode {
+    hist::cli::run()
+}

@@ -43,7 +43,11 @@ impl DocPath {
             return Ok(Self::root());
         }
         let Some(rest) = text.strip_prefix('/') else {
-            return Err(PathError { text: text.into(), offset: 0, message: "a path starts with '/' or '['".into() });
+            return Err(PathError {
+                text: text.into(),
+                offset: 0,
+                message: "a path starts with '/' or '['".into(),
+            });
         };
         let segs = rest
             .split('/')
@@ -80,7 +84,17 @@ impl DocPath {
     /// The path without its last step (`None` for the root).
     pub fn parent(&self) -> Option<Self> {
         let (_, init) = self.segs.split_last()?;
-        Some(Self { segs: init.to_vec() })
+        Some(Self {
+            segs: init.to_vec(),
+        })
+    }
+    /// Every proper ancestor, root first.
+    pub fn ancestors(&self) -> Vec<DocPath> {
+        (0..self.segs.len())
+            .map(|n| Self {
+                segs: self.segs[..n].to_vec(),
+            })
+            .collect()
     }
     /// The last step.
     pub fn last(&self) -> Option<&Segment> {
@@ -101,7 +115,13 @@ impl fmt::Display for DocPath {
         for seg in &self.segs {
             match seg {
                 Segment::Field(name) => {
-                    write!(f, "/{}", name.replace('~', "~0").replace('/', "~1").replace('[', "~2"))?;
+                    write!(
+                        f,
+                        "/{}",
+                        name.replace('~', "~0")
+                            .replace('/', "~1")
+                            .replace('[', "~2")
+                    )?;
                 }
                 Segment::Keyed(fields) => {
                     f.write_str("[")?;
@@ -113,7 +133,9 @@ impl fmt::Display for DocPath {
                     }
                     f.write_str("]")?;
                 }
-                Segment::Member(value) => write!(f, "[={}]", crate::canon::to_canonical_string(value))?,
+                Segment::Member(value) => {
+                    write!(f, "[={}]", crate::canon::to_canonical_string(value))?
+                }
             }
         }
         Ok(())
@@ -157,14 +179,22 @@ impl PathPattern {
                 .collect(),
         })
     }
+    /// The steps of the pattern.
+    pub fn segments(&self) -> &[PatternSegment] {
+        &self.segs
+    }
     /// True when `path` matches this pattern exactly (same length).
     pub fn matches(&self, path: &DocPath) -> bool {
         self.segs.len() == path.segments().len()
-            && self.segs.iter().zip(path.segments()).all(|(p, s)| match (p, s) {
-                (PatternSegment::Field(a), Segment::Field(b)) => a == b,
-                (PatternSegment::AnyElement, Segment::Keyed(_) | Segment::Member(_)) => true,
-                _ => false,
-            })
+            && self
+                .segs
+                .iter()
+                .zip(path.segments())
+                .all(|(p, s)| match (p, s) {
+                    (PatternSegment::Field(a), Segment::Field(b)) => a == b,
+                    (PatternSegment::AnyElement, Segment::Keyed(_) | Segment::Member(_)) => true,
+                    _ => false,
+                })
     }
 }
 
@@ -173,7 +203,13 @@ impl fmt::Display for PathPattern {
         for seg in &self.segs {
             match seg {
                 PatternSegment::Field(name) => {
-                    write!(f, "/{}", name.replace('~', "~0").replace('/', "~1").replace('[', "~2"))?;
+                    write!(
+                        f,
+                        "/{}",
+                        name.replace('~', "~0")
+                            .replace('/', "~1")
+                            .replace('[', "~2")
+                    )?;
                 }
                 PatternSegment::AnyElement => f.write_str("[*]")?,
             }

@@ -1,0 +1,85 @@
+use super::ui::change_line;
+use super::{CliError, Env, Ui, parse_when};
+use crate::time::When;
+use clap::{Args, ValueEnum};
+
+/// Show the changes that turn a document as of @A into the document as of @B (default: now).
+///
+/// The internal format lists structural changes (`~ /path: old -> new`); json-patch prints
+/// an RFC 6902 patch with positional JSON Pointers, valid against the document at A.
+///
+/// Example:
+///   hist diff feed/acme @2026-09-01 @2026-10-01 --format json-patch
+#[derive(Debug, Args)]
+pub struct DiffArgs {
+    /// The document key.
+    pub key: String,
+    /// From this moment.
+    #[arg(value_name = "@A")]
+    pub from: String,
+    /// To this moment (default: now).
+    #[arg(value_name = "@B")]
+    pub to: Option<String>,
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = Format::Internal)]
+    pub format: Format,
+    /// Print NDJSON (internal format).
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// Output formats of `diff`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum Format {
+    /// hist's own paths: one change per line.
+    Internal,
+    /// An RFC 6902 JSON Patch.
+    JsonPatch,
+}
+
+pub fn cmd_diff(ui: &mut Ui, env: &Env, args: &DiffArgs) -> Result<(), CliError> {
+    let from = parse_when(&args.from)?;
+    let to = args.to.as_deref().map(parse_when).transpose()?;
+    let repo = env.repo()?;
+    let a = repo.as_of(&args.key, from)?.doc;
+    let b = match to {
+        Some(when) => repo.as_of(&args.key, when)?.doc,
+        None => repo.current(&args.key)?,
+    };
+    let rules = repo.key_rules(&args.key);
+    let d = crate::diff::diff(a.as_ref(), b.as_ref(), &rules);
+    match args.format {
+        Format::JsonPatch => {
+            let patch = crate::diff::to_json_patch(a.as_ref(), &d.changes)
+                .map_err(|e| CliError::internal(format!("cannot export the diff: {e}")))?;
+            ui.line(crate::canon::to_pretty_string(&serde_json::Value::Array(
+                patch,
+            )))
+        }
+        Format::Internal if args.json => {
+            for c in &d.changes {
+                let mut obj = serde_json::json!({
+                    "key": args.key, "path": c.path.to_string(), "op": c.op.as_str(),
+                });
+                if let Some(old) = &c.old {
+                    obj["old"] = old.clone();
+                }
+                if let Some(new) = &c.new {
+                    obj["new"] = new.clone();
+                }
+                ui.json(&obj)?;
+            }
+            Ok(())
+        }
+        Format::Internal => {
+            for c in &d.changes {
+                ui.line(change_line(c))?;
+            }
+            if d.changes.is_empty() {
+                let to = to.map_or_else(|| "now".to_owned(), |w: When| w.to_string());
+                ui.note(format!("no differences between {from} and {to}"));
+            }
+            Ok(())
+        }
+    }
+}

@@ -1,0 +1,128 @@
+//! How the command line reports failure: `hist: error: …`, hints, exit codes
+//! (1 a failure, 2 a usage error, 255 an internal bug).
+
+use std::process::ExitCode;
+
+/// Which kind of failure.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    /// The command could not do what was asked (exit 1).
+    User,
+    /// The command was called wrongly (exit 2).
+    Usage,
+    /// A bug in hist (exit 255).
+    Internal,
+}
+
+/// A failure of a command, with hints for the user.
+#[derive(Debug)]
+pub struct CliError {
+    kind: Kind,
+    message: String,
+    hints: Vec<String>,
+    /// Set when the command printed its own report and only needs the exit code.
+    silent: bool,
+}
+
+impl CliError {
+    /// A failure (exit 1).
+    pub fn user(message: impl Into<String>) -> Self {
+        Self {
+            kind: Kind::User,
+            message: message.into(),
+            hints: Vec::new(),
+            silent: false,
+        }
+    }
+
+    /// A usage error (exit 2).
+    pub fn usage(message: impl Into<String>) -> Self {
+        Self {
+            kind: Kind::Usage,
+            message: message.into(),
+            hints: Vec::new(),
+            silent: false,
+        }
+    }
+
+    /// A bug (exit 255).
+    pub fn internal(message: impl Into<String>) -> Self {
+        Self {
+            kind: Kind::Internal,
+            message: message.into(),
+            hints: Vec::new(),
+            silent: false,
+        }
+    }
+
+    /// Exit 1 without a message (the command already reported).
+    pub fn exit_quietly() -> Self {
+        Self {
+            kind: Kind::User,
+            message: String::new(),
+            hints: Vec::new(),
+            silent: true,
+        }
+    }
+
+    /// Adds a hint line.
+    #[must_use]
+    pub fn hint(mut self, hint: impl Into<String>) -> Self {
+        self.hints.push(hint.into());
+        self
+    }
+
+    /// The kind of failure.
+    pub fn kind(&self) -> Kind {
+        self.kind
+    }
+
+    /// Prints the error to stderr and returns the exit code.
+    pub fn report(&self) -> ExitCode {
+        if !self.silent {
+            let mut text = format!("hist: error: {}\n", self.message);
+            for hint in &self.hints {
+                text.push_str(&format!("Hint: {hint}\n"));
+            }
+            if self.kind == Kind::Internal {
+                text.push_str(
+                    "Hint: this is a bug in hist; please report it with the command you ran\n",
+                );
+            }
+            eprint!("{text}");
+        }
+        ExitCode::from(match self.kind {
+            Kind::User => 1,
+            Kind::Usage => 2,
+            Kind::Internal => 255,
+        })
+    }
+}
+
+impl From<crate::Error> for CliError {
+    fn from(e: crate::Error) -> Self {
+        use crate::Error as E;
+        let message = e.to_string();
+        match e {
+            E::NotARepository(_) => CliError::user(message)
+                .hint("create one with `hist init`, or point at one with -C DIR"),
+            E::Actor(_) | E::Key(_) | E::Path(_) | E::When(_) => CliError::usage(message),
+            E::AtBeforeNewest { .. } => CliError::user(message)
+                .hint("a correction of the past is a new change with a reason (-m)"),
+            E::Query(_) => CliError::user(message),
+            _ => CliError::user(message),
+        }
+    }
+}
+
+impl From<crate::time::WhenError> for CliError {
+    fn from(e: crate::time::WhenError) -> Self {
+        CliError::usage(e.to_string())
+    }
+}
+
+impl From<crate::path::PathError> for CliError {
+    fn from(e: crate::path::PathError) -> Self {
+        CliError::usage(e.to_string())
+    }
+}

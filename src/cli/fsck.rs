@@ -1,0 +1,44 @@
+use super::{CliError, Env, Ui};
+use clap::Args;
+
+/// Verify the repository: the hash chain over every transaction, a replay of every
+/// document from empty compared with current state and every checkpoint, and every object
+/// against its name. Exits 1 and lists the problems when anything is wrong.
+///
+/// Example:
+///   hist fsck
+#[derive(Debug, Args)]
+pub struct FsckArgs {
+    /// Print the report as one JSON object.
+    #[arg(long)]
+    pub json: bool,
+}
+
+pub fn cmd_fsck(ui: &mut Ui, env: &Env, args: &FsckArgs) -> Result<(), CliError> {
+    let repo = env.repo()?;
+    let r = repo.fsck()?;
+    if args.json {
+        ui.json(&serde_json::json!({
+            "ok": r.ok(), "transactions": r.transactions, "keys": r.keys, "changes": r.changes,
+            "checkpoints": r.checkpoints, "objects": r.objects, "problems": r.problems,
+        }))?;
+    } else {
+        for p in &r.problems {
+            ui.line(format!("problem: {p}"))?;
+        }
+        ui.line(format!(
+            "checked {} transactions, {} keys, {} changes, {} checkpoints, {} objects: {}",
+            r.transactions,
+            r.keys,
+            r.changes,
+            r.checkpoints,
+            r.objects,
+            if r.ok() { "ok" } else { "PROBLEMS FOUND" }
+        ))?;
+    }
+    if r.ok() {
+        Ok(())
+    } else {
+        Err(CliError::exit_quietly())
+    }
+}

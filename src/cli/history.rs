@@ -1,0 +1,81 @@
+use super::ui::{one_line, show_time};
+use super::{CliError, Env, OutputOpts, Ui};
+use crate::DocPath;
+use clap::Args;
+use serde_json::{Value, json};
+
+/// List every change that altered the value at PATH, oldest first, with who, when and why.
+///
+/// Changes to a parent (a whole object replaced) and to children (a field inside PATH) are
+/// included, with old and new projected onto PATH.
+///
+/// Example:
+///   hist history customer/4411 /plan
+#[derive(Debug, Args)]
+pub struct HistoryArgs {
+    /// The document key.
+    pub key: String,
+    /// The path ("" for the whole document).
+    #[arg(allow_hyphen_values = true)]
+    pub path: String,
+    #[command(flatten)]
+    pub output: OutputOpts,
+}
+
+pub fn cmd_history(ui: &mut Ui, env: &Env, args: &HistoryArgs) -> Result<(), CliError> {
+    let path = DocPath::parse(&args.path)?;
+    let repo = env.repo()?;
+    let entries = repo.history(&args.key, &path)?;
+    for e in &entries {
+        if args.output.json {
+            let mut obj = json!({
+                "at": e.tx.at.to_string(),
+                "actor": e.tx.actor,
+                "tx": e.tx.id,
+                "reason": e.tx.reason,
+                "key": args.key,
+                "path": e.path.to_string(),
+                "op": e.op.as_str(),
+                "change_path": e.change_path.to_string(),
+            });
+            if let Value::Object(map) = &mut obj {
+                if let Some(old) = &e.old {
+                    map.insert("old".into(), old.clone());
+                }
+                if let Some(new) = &e.new {
+                    map.insert("new".into(), new.clone());
+                }
+            }
+            ui.json(&obj)?;
+        } else {
+            let what = match e.op {
+                crate::Op::Add => format!("+ {}", one_line(e.new.as_ref())),
+                crate::Op::Remove => format!("- {}", one_line(e.old.as_ref())),
+                _ => format!(
+                    "~ {} -> {}",
+                    one_line(e.old.as_ref()),
+                    one_line(e.new.as_ref())
+                ),
+            };
+            let reason =
+                e.tx.reason
+                    .as_ref()
+                    .map(|r| format!("  ({r})"))
+                    .unwrap_or_default();
+            ui.line(format!(
+                "tx {}  {}  {}  {what}{reason}",
+                e.tx.id,
+                show_time(e.tx.at),
+                e.tx.actor
+            ))?;
+        }
+    }
+    if entries.is_empty() && !args.output.json {
+        ui.note(format!(
+            "no changes to {} in {}",
+            super::ui::show_path(&path),
+            args.key
+        ));
+    }
+    Ok(())
+}

@@ -1,0 +1,80 @@
+use super::ui::read_input;
+use super::{CliError, Env, Ui};
+use crate::model::Actor;
+use crate::time::When;
+use crate::{PutOutcome, TxOptions};
+use clap::Args;
+use serde_json::Value;
+use std::path::PathBuf;
+
+/// Record many snapshots from NDJSON, one record per line:
+/// {"key": K, "at": TIME, "actor": A, "reason": R, "doc": {...}} (reason optional; at
+/// optional, default now). Records are ingested in order with the same rules as `ingest`.
+/// A bad record stops the import with its line number; everything before it stays recorded.
+///
+/// Example:
+///   sqlite3 -json api.db "SELECT …" | jq -c '.[]' | hist import -
+#[derive(Debug, Args)]
+pub struct ImportArgs {
+    /// The NDJSON file (`-` or nothing: standard input).
+    pub file: Option<PathBuf>,
+}
+
+pub fn cmd_import(ui: &mut Ui, env: &Env, args: &ImportArgs) -> Result<(), CliError> {
+    let (name, bytes) = read_input(args.file.as_deref(), env)?;
+    let text = std::str::from_utf8(&bytes)
+        .map_err(|e| CliError::user(format!("{name} is not UTF-8: {e}")))?;
+    let mut repo = env.repo()?;
+    let (mut changed, mut unchanged, mut changes) = (0usize, 0usize, 0usize);
+    for (i, line) in text.lines().enumerate() {
+        let lineno = i + 1;
+        if line.trim().is_empty() {
+            continue;
+        }
+        let fail = |msg: String| {
+            CliError::user(format!("{name} line {lineno}: {msg}")).hint(format!(
+                "the {} records before it were recorded ({changed} changed, {unchanged} unchanged)",
+                changed + unchanged
+            ))
+        };
+        let record =
+            crate::canon::parse_str(line).map_err(|e| fail(format!("not valid JSON: {e}")))?;
+        let field = |name: &str| record.get(name).filter(|v| !v.is_null());
+        let key = field("key")
+            .and_then(Value::as_str)
+            .ok_or_else(|| fail("no \"key\" string".into()))?;
+        let actor = field("actor").and_then(Value::as_str).unwrap_or_default();
+        let actor = Actor::parse(actor).map_err(|e| fail(e.to_string()))?;
+        let reason = field("reason").and_then(Value::as_str).map(str::to_owned);
+        let at = match field("at") {
+            None => None,
+            Some(v) => match v.as_str().map(When::parse) {
+                Some(Ok(When::At(ts))) => Some(ts),
+                _ => return Err(fail(format!("\"at\" is not a time: {v}"))),
+            },
+        };
+        let doc = field("doc")
+            .cloned()
+            .ok_or_else(|| fail("no \"doc\"".into()))?;
+        let opts = TxOptions::new(actor, "ingest", env.now)
+            .reason(reason)
+            .at(at);
+        let mut txn = repo.begin(opts).map_err(|e| fail(e.to_string()))?;
+        let outcome = txn.put(key, doc).map_err(|e| fail(e.to_string()))?;
+        let commit = txn.commit().map_err(|e| fail(e.to_string()))?;
+        for w in &commit.warnings {
+            ui.warn(format!("line {lineno}: {w}"));
+        }
+        match outcome {
+            PutOutcome::Unchanged => unchanged += 1,
+            PutOutcome::Changed(c) => {
+                changed += 1;
+                changes += c.len();
+            }
+        }
+    }
+    ui.line(format!(
+        "imported {} snapshots: {changed} changed ({changes} changes), {unchanged} unchanged",
+        changed + unchanged
+    ))
+}

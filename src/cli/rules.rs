@@ -1,0 +1,136 @@
+use super::{CliError, Env, OutputOpts, Ui, WriteOpts};
+use crate::path::PathPattern;
+use crate::rules::{RuleKind, check_glob};
+use clap::{Args, Subcommand};
+use serde_json::json;
+
+/// List rules, or declare one. Every change to the rules is a logged transaction.
+///
+/// Rules say how arrays are diffed: `array-key /items id` matches elements of /items by
+/// their `id` (an insert at the top is one add, not a change to every element); `set /tags`
+/// ignores order; every other array is one opaque value. `[*]` in a pattern matches any
+/// element; `""` is a document that is itself an array.
+///
+/// Example:
+///   hist rules array-key /items id --keys 'feed/*' --actor user:sam
+///   hist rules array-key /prefixes ip_prefix,service,region --actor user:sam
+///   hist rules set /tags --actor user:sam
+///   hist rules
+#[derive(Debug, Args)]
+pub struct RulesArgs {
+    #[command(subcommand)]
+    pub action: Option<RulesAction>,
+    #[command(flatten)]
+    pub output: OutputOpts,
+}
+
+/// What to do with the rules.
+#[derive(Debug, Subcommand)]
+pub enum RulesAction {
+    /// Match the elements of arrays at PATTERN by key fields.
+    ArrayKey(ArrayKeyArgs),
+    /// Treat arrays at PATTERN as sets: order never matters.
+    Set(SetRuleArgs),
+    /// Remove a rule by its id (as `hist rules` lists it).
+    Rm(RmRuleArgs),
+}
+
+/// Declare an array key.
+#[derive(Debug, Args)]
+pub struct ArrayKeyArgs {
+    /// The array's path pattern (`/items`, `/items[*]/variants`, `""` for a root array).
+    #[arg(allow_hyphen_values = true)]
+    pub pattern: String,
+    /// The key field, or several separated by commas (a composite key).
+    pub fields: String,
+    /// Only for keys matching this glob.
+    #[arg(long, value_name = "GLOB")]
+    pub keys: Option<String>,
+    #[command(flatten)]
+    pub write: WriteOpts,
+}
+
+/// Declare a set.
+#[derive(Debug, Args)]
+pub struct SetRuleArgs {
+    /// The array's path pattern.
+    #[arg(allow_hyphen_values = true)]
+    pub pattern: String,
+    /// Only for keys matching this glob.
+    #[arg(long, value_name = "GLOB")]
+    pub keys: Option<String>,
+    #[command(flatten)]
+    pub write: WriteOpts,
+}
+
+/// Remove a rule.
+#[derive(Debug, Args)]
+pub struct RmRuleArgs {
+    /// The rule's id.
+    pub id: i64,
+    #[command(flatten)]
+    pub write: WriteOpts,
+}
+
+pub fn cmd_rules(ui: &mut Ui, env: &Env, args: &RulesArgs) -> Result<(), CliError> {
+    let Some(action) = &args.action else {
+        let repo = env.repo()?;
+        for rule in repo.rules() {
+            if args.output.json {
+                ui.json(&json!({
+                    "id": rule.id, "tx": rule.tx, "kind": rule.kind.name(),
+                    "pattern": rule.pattern.to_string(), "keys": rule.keys, "spec": rule.kind.spec(),
+                }))?;
+            } else {
+                ui.line(format!("{:>4}  {rule}", rule.id))?;
+            }
+        }
+        return Ok(());
+    };
+    let (write, pattern, keys, kind) = match action {
+        RulesAction::ArrayKey(a) => {
+            let fields: Vec<String> = a.fields.split(',').map(|f| f.trim().to_owned()).collect();
+            if fields.iter().any(String::is_empty) {
+                return Err(CliError::usage(format!(
+                    "{:?} is not a list of key fields",
+                    a.fields
+                )));
+            }
+            (&a.write, &a.pattern, &a.keys, RuleKind::ArrayKey(fields))
+        }
+        RulesAction::Set(a) => (&a.write, &a.pattern, &a.keys, RuleKind::Set),
+        RulesAction::Rm(a) => {
+            let opts = env.tx_options(&a.write, "rules")?;
+            let mut repo = env.repo()?;
+            let mut txn = repo.begin(
+                opts.clone()
+                    .reason(opts.reason.or(Some(format!("remove rule {}", a.id)))),
+            )?;
+            txn.remove_rule(a.id)?;
+            let commit = txn.commit()?;
+            return ui.line(format!(
+                "removed rule {} (tx {})",
+                a.id,
+                commit.tx.map_or(0, |t| t.id)
+            ));
+        }
+    };
+    let opts = env.tx_options(write, "rules")?;
+    let pattern = PathPattern::parse(if pattern == "\"\"" { "" } else { pattern })?;
+    if let Some(glob) = keys {
+        check_glob(glob).map_err(|e| CliError::usage(format!("--keys {glob:?}: {e}")))?;
+    }
+    let mut repo = env.repo()?;
+    let mut txn = repo.begin(opts)?;
+    txn.add_rule(&pattern, keys.as_deref(), &kind);
+    let commit = txn.commit()?;
+    let rule = repo
+        .rules()
+        .last()
+        .map(ToString::to_string)
+        .unwrap_or_default();
+    ui.line(format!(
+        "added rule: {rule} (tx {})",
+        commit.tx.map_or(0, |t| t.id)
+    ))
+}

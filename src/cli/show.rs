@@ -1,0 +1,52 @@
+use super::{CliError, Env, Ui, parse_when};
+use crate::DocPath;
+use clap::Args;
+
+/// Print a document as pretty JSON, now or as of a past moment.
+///
+/// WHEN is @2026-08-01 (00:00 UTC that day), @2026-08-01T16:40:00Z (any offset) or @tx:42.
+/// Exits 1 with a message when the document (or the path) is absent then.
+///
+/// Example:
+///   hist show customer/4411 @2026-08-01 --path /plan
+#[derive(Debug, Args)]
+pub struct ShowArgs {
+    /// The document key.
+    pub key: String,
+    /// Show it as of this moment (default: now).
+    #[arg(value_name = "@WHEN")]
+    pub when: Option<String>,
+    /// Show only the value at this path.
+    #[arg(long, short = 'p', value_name = "PATH", allow_hyphen_values = true)]
+    pub path: Option<String>,
+    /// Print compact canonical JSON on one line.
+    #[arg(long)]
+    pub json: bool,
+}
+
+pub fn cmd_show(ui: &mut Ui, env: &Env, args: &ShowArgs) -> Result<(), CliError> {
+    let when = args.when.as_deref().map(parse_when).transpose()?;
+    let path = args.path.as_deref().map(DocPath::parse).transpose()?;
+    let repo = env.repo()?;
+    let doc = match when {
+        Some(when) => repo.as_of(&args.key, when)?.doc,
+        None => repo.current(&args.key)?,
+    };
+    let then = when.map_or_else(|| "now".to_owned(), |w| format!("at {w}"));
+    let Some(doc) = doc else {
+        return Err(CliError::user(format!(
+            "{} does not exist {then}",
+            args.key
+        )));
+    };
+    let value = match &path {
+        Some(p) => crate::diff::get(&doc, p.segments())
+            .ok_or_else(|| CliError::user(format!("{} has nothing at {p} {then}", args.key)))?,
+        None => &doc,
+    };
+    if args.json {
+        ui.json(value)
+    } else {
+        ui.line(crate::canon::to_pretty_string(value))
+    }
+}

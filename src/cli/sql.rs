@@ -1,0 +1,109 @@
+use super::{CliError, Env, Ui};
+use crate::SqlValue;
+use clap::Args;
+use serde_json::{Map, Value};
+
+/// Run one read-only SQL query over the views `changes(id, tx, at, actor, reason, key, path,
+/// op, old, new)`, `transactions(id, at, actor, reason, kind)`, `current(key, doc,
+/// updated_at)` and `checks(key, at, actor, hash)`. Any write is refused.
+///
+/// Example:
+///   hist sql "SELECT path, count(*) AS changes FROM changes GROUP BY path ORDER BY changes DESC LIMIT 3"
+#[derive(Debug, Args)]
+pub struct SqlArgs {
+    /// The query.
+    pub query: String,
+    /// Print NDJSON, one object per row.
+    #[arg(long, conflicts_with = "csv")]
+    pub json: bool,
+    /// Print CSV with a header line.
+    #[arg(long)]
+    pub csv: bool,
+}
+
+fn text(v: &SqlValue) -> String {
+    match v {
+        SqlValue::Null => String::new(),
+        SqlValue::Integer(i) => i.to_string(),
+        SqlValue::Real(f) => f.to_string(),
+        SqlValue::Text(t) => t.clone(),
+        SqlValue::Blob(b) => b.iter().map(|x| format!("{x:02x}")).collect(),
+    }
+}
+
+fn json(v: &SqlValue) -> Value {
+    match v {
+        SqlValue::Null => Value::Null,
+        SqlValue::Integer(i) => Value::from(*i),
+        SqlValue::Real(f) => crate::canon::number_from_f64(*f).map_or(Value::Null, Value::Number),
+        SqlValue::Text(t) => Value::String(t.clone()),
+        SqlValue::Blob(_) => Value::String(text(v)),
+    }
+}
+
+fn csv_field(s: &str) -> String {
+    if s.contains([',', '"', '\n', '\r']) {
+        format!("\"{}\"", s.replace('"', "\"\""))
+    } else {
+        s.to_owned()
+    }
+}
+
+pub fn cmd_sql(ui: &mut Ui, env: &Env, args: &SqlArgs) -> Result<(), CliError> {
+    let repo = env.repo()?;
+    let result = repo.query_readonly(&args.query)?;
+    if args.json {
+        for row in &result.rows {
+            let obj: Map<String, Value> = result
+                .columns
+                .iter()
+                .cloned()
+                .zip(row.iter().map(json))
+                .collect();
+            ui.json(&Value::Object(obj))?;
+        }
+    } else if args.csv {
+        ui.line(
+            result
+                .columns
+                .iter()
+                .map(|c| csv_field(c))
+                .collect::<Vec<_>>()
+                .join(","),
+        )?;
+        for row in &result.rows {
+            ui.line(
+                row.iter()
+                    .map(|v| csv_field(&text(v)))
+                    .collect::<Vec<_>>()
+                    .join(","),
+            )?;
+        }
+    } else {
+        let cells: Vec<Vec<String>> = result
+            .rows
+            .iter()
+            .map(|r| r.iter().map(text).collect())
+            .collect();
+        let mut widths: Vec<usize> = result.columns.iter().map(|c| c.chars().count()).collect();
+        for row in &cells {
+            for (w, c) in widths.iter_mut().zip(row) {
+                *w = (*w).max(c.chars().count());
+            }
+        }
+        let fmt_row = |row: &[String]| {
+            row.iter()
+                .zip(&widths)
+                .map(|(c, w)| format!("{c:<w$}"))
+                .collect::<Vec<_>>()
+                .join("  ")
+                .trim_end()
+                .to_owned()
+        };
+        ui.line(fmt_row(&result.columns))?;
+        for row in &cells {
+            ui.line(fmt_row(row))?;
+        }
+    }
+    Ok(())
+}

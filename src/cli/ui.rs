@@ -1,0 +1,178 @@
+//! Output: data to stdout (buffered; a closed pipe ends quietly), chatter to stderr.
+
+use super::CliError;
+use crate::model::Change;
+use crate::time::Timestamp;
+use serde_json::Value;
+use std::io::{self, BufWriter, Write};
+
+/// The command's view of the terminal.
+pub struct Ui {
+    out: BufWriter<io::Stdout>,
+    broken_pipe: bool,
+}
+
+impl Default for Ui {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl Ui {
+    /// Stdout, buffered.
+    pub fn new() -> Self {
+        Self {
+            out: BufWriter::new(io::stdout()),
+            broken_pipe: false,
+        }
+    }
+
+    /// Writes one line of data to stdout.
+    pub fn line(&mut self, text: impl AsRef<str>) -> Result<(), CliError> {
+        if self.broken_pipe {
+            return Ok(());
+        }
+        let r = self
+            .out
+            .write_all(text.as_ref().as_bytes())
+            .and_then(|()| self.out.write_all(b"\n"));
+        self.check(r)
+    }
+
+    /// Writes data to stdout as is.
+    pub fn raw(&mut self, bytes: &[u8]) -> Result<(), CliError> {
+        if self.broken_pipe {
+            return Ok(());
+        }
+        let r = self.out.write_all(bytes);
+        self.check(r)
+    }
+
+    /// Writes one NDJSON record.
+    pub fn json(&mut self, value: &Value) -> Result<(), CliError> {
+        self.line(crate::canon::to_canonical_string(value))
+    }
+
+    /// A message for the person at the terminal (stderr).
+    pub fn note(&mut self, text: impl AsRef<str>) {
+        let _ = self.out.flush();
+        eprintln!("{}", text.as_ref());
+    }
+
+    /// A warning (stderr).
+    pub fn warn(&mut self, text: impl AsRef<str>) {
+        let _ = self.out.flush();
+        eprintln!("hist: warning: {}", text.as_ref());
+    }
+
+    fn check(&mut self, r: io::Result<()>) -> Result<(), CliError> {
+        match r {
+            Ok(()) => Ok(()),
+            Err(e) if e.kind() == io::ErrorKind::BrokenPipe => {
+                self.broken_pipe = true;
+                Ok(())
+            }
+            Err(e) => Err(CliError::user(format!("cannot write the output: {e}"))),
+        }
+    }
+
+    /// Flushes stdout at the end of the command.
+    pub fn finish(&mut self) -> Result<(), CliError> {
+        let r = self.out.flush();
+        self.check(r)
+    }
+}
+
+/// A value on one line: compact canonical JSON, or `(absent)`.
+pub fn one_line(value: Option<&Value>) -> String {
+    value.map_or_else(|| "(absent)".to_owned(), crate::canon::to_canonical_string)
+}
+
+/// A path for people: the root is shown as `(document)`.
+pub fn show_path(path: &crate::DocPath) -> String {
+    if path.is_root() {
+        "(document)".to_owned()
+    } else {
+        path.to_string()
+    }
+}
+
+/// A change as one line: `~ /path: old -> new`, `+ /path: new`, `- /path: old`.
+pub fn change_line(change: &Change) -> String {
+    let path = show_path(&change.path);
+    match change.op {
+        crate::Op::Add => format!("+ {path}: {}", one_line(change.new.as_ref())),
+        crate::Op::Remove => format!("- {path}: {}", one_line(change.old.as_ref())),
+        crate::Op::Replace => format!(
+            "~ {path}: {} -> {}",
+            one_line(change.old.as_ref()),
+            one_line(change.new.as_ref())
+        ),
+        crate::Op::Move => format!("> {path}: moved from {}", one_line(change.old.as_ref())),
+    }
+}
+
+/// A time for people: seconds precision unless it has a fraction.
+pub fn show_time(at: Timestamp) -> String {
+    match at.to_datetime() {
+        Some(dt) if at.0 % 1_000_000 == 0 => dt.format("%Y-%m-%dT%H:%M:%SZ").to_string(),
+        _ => at.to_string(),
+    }
+}
+
+/// The NDJSON record of a change: `at, actor, tx, reason, key, path, op, old, new`.
+pub fn change_json(tx: &crate::TxInfo, key: &str, change: &Change) -> Value {
+    let mut obj = serde_json::Map::new();
+    obj.insert("at".into(), Value::String(tx.at.to_string()));
+    obj.insert("actor".into(), Value::String(tx.actor.clone()));
+    obj.insert("tx".into(), Value::from(tx.id));
+    obj.insert(
+        "reason".into(),
+        tx.reason.clone().map_or(Value::Null, Value::String),
+    );
+    obj.insert("key".into(), Value::String(key.to_owned()));
+    obj.insert("path".into(), Value::String(change.path.to_string()));
+    obj.insert("op".into(), Value::String(change.op.to_string()));
+    if let Some(old) = &change.old {
+        obj.insert("old".into(), old.clone());
+    }
+    if let Some(new) = &change.new {
+        obj.insert("new".into(), new.clone());
+    }
+    Value::Object(obj)
+}
+
+/// Reads a file argument, or stdin for `-` or no argument.
+pub fn read_input(
+    file: Option<&std::path::Path>,
+    env: &super::Env,
+) -> Result<(String, Vec<u8>), CliError> {
+    match file {
+        None => read_stdin(),
+        Some(p) if p.as_os_str() == "-" => read_stdin(),
+        Some(p) => {
+            let full = if p.is_absolute() {
+                p.to_path_buf()
+            } else {
+                env.cwd.join(p)
+            };
+            let bytes = std::fs::read(&full)
+                .map_err(|e| CliError::user(format!("cannot read {}: {e}", p.display())))?;
+            Ok((p.display().to_string(), bytes))
+        }
+    }
+}
+
+fn read_stdin() -> Result<(String, Vec<u8>), CliError> {
+    use std::io::Read;
+    let mut bytes = Vec::new();
+    io::stdin()
+        .read_to_end(&mut bytes)
+        .map_err(|e| CliError::user(format!("cannot read standard input: {e}")))?;
+    Ok(("standard input".to_owned(), bytes))
+}
+
+/// Parses JSON input strictly, naming the input in the error.
+pub fn parse_json(what: &str, bytes: &[u8]) -> Result<Value, CliError> {
+    crate::canon::parse(bytes).map_err(|e| CliError::user(format!("{what} is not valid JSON: {e}")))
+}

@@ -1,0 +1,129 @@
+//! `set`, `rm` and `apply`: field writes.
+
+use super::ui::{change_json, change_line, parse_json, read_input};
+use super::{CliError, Env, OutputOpts, Ui, WriteOpts};
+use crate::{Commit, DocPath};
+use clap::Args;
+use std::path::PathBuf;
+
+/// Write a JSON value at a path of a document, as one transaction.
+///
+/// Missing parent objects are created on the way; an absent document is created. Setting
+/// through a scalar is an error. A write that changes nothing records nothing.
+///
+/// Example:
+///   hist set customer/4411 /plan '"pro"' --actor user:sam -m "upgrade"
+#[derive(Debug, Args)]
+pub struct SetArgs {
+    /// The document key.
+    pub key: String,
+    /// Where in the document ("" for the whole document; /a/b, /items[id=7]/price).
+    #[arg(allow_hyphen_values = true)]
+    pub path: String,
+    /// The value, as JSON (a string needs its quotes: '"pro"').
+    #[arg(allow_hyphen_values = true)]
+    pub value: String,
+    #[command(flatten)]
+    pub write: WriteOpts,
+    #[command(flatten)]
+    pub output: OutputOpts,
+}
+
+/// Remove a path of a document, or the whole document when no path is given.
+///
+/// Example:
+///   hist rm customer/4411 /discount --actor user:sam
+#[derive(Debug, Args)]
+pub struct RmArgs {
+    /// The document key.
+    pub key: String,
+    /// The path to remove (default: the whole document).
+    pub path: Option<String>,
+    #[command(flatten)]
+    pub write: WriteOpts,
+    #[command(flatten)]
+    pub output: OutputOpts,
+}
+
+/// Apply an RFC 6902 JSON Patch (add, remove, replace, move, copy, test) to a document as
+/// one transaction: every operation applies, or nothing is written.
+///
+/// Example:
+///   hist apply customer/4411 patch.json --actor user:sam
+#[derive(Debug, Args)]
+pub struct ApplyArgs {
+    /// The document key.
+    pub key: String,
+    /// The patch file (`-` for standard input).
+    pub file: PathBuf,
+    #[command(flatten)]
+    pub write: WriteOpts,
+    #[command(flatten)]
+    pub output: OutputOpts,
+}
+
+pub fn cmd_set(ui: &mut Ui, env: &Env, args: &SetArgs) -> Result<(), CliError> {
+    let opts = env.tx_options(&args.write, "write")?;
+    let path = DocPath::parse(&args.path)?;
+    let value = parse_json("the value", args.value.as_bytes())
+        .map_err(|e| e.hint("a JSON string needs its quotes, for example '\"pro\"'"))?;
+    let mut repo = env.repo()?;
+    let mut txn = repo.begin(opts)?;
+    txn.set(&args.key, &path, value)?;
+    report_commit(ui, txn.commit()?, args.output)
+}
+
+pub fn cmd_rm(ui: &mut Ui, env: &Env, args: &RmArgs) -> Result<(), CliError> {
+    let opts = env.tx_options(&args.write, "write")?;
+    let path = DocPath::parse(args.path.as_deref().unwrap_or_default())?;
+    let mut repo = env.repo()?;
+    let mut txn = repo.begin(opts)?;
+    txn.remove(&args.key, &path)?;
+    report_commit(ui, txn.commit()?, args.output)
+}
+
+pub fn cmd_apply(ui: &mut Ui, env: &Env, args: &ApplyArgs) -> Result<(), CliError> {
+    let opts = env.tx_options(&args.write, "write")?;
+    let (name, bytes) = read_input(Some(&args.file), env)?;
+    let value = parse_json(&name, &bytes)?;
+    let patch: json_patch::Patch = serde_json::from_value(value)
+        .map_err(|e| CliError::user(format!("{name} is not an RFC 6902 patch: {e}")))?;
+    let mut repo = env.repo()?;
+    let mut txn = repo.begin(opts)?;
+    txn.patch(&args.key, &patch)?;
+    report_commit(ui, txn.commit()?, args.output)
+}
+
+/// Prints what a commit recorded: its changes, then a summary line.
+pub fn report_commit(ui: &mut Ui, commit: Commit, output: OutputOpts) -> Result<(), CliError> {
+    for warning in &commit.warnings {
+        ui.warn(warning);
+    }
+    let Some(tx) = &commit.tx else {
+        if !output.json {
+            ui.line("unchanged (nothing recorded)")?;
+        }
+        return Ok(());
+    };
+    if output.json {
+        for (key, change) in &commit.changes {
+            ui.json(&change_json(tx, key, change))?;
+        }
+        return Ok(());
+    }
+    let keys: std::collections::BTreeSet<&str> =
+        commit.changes.iter().map(|(k, _)| k.as_str()).collect();
+    for (key, change) in &commit.changes {
+        if keys.len() > 1 {
+            ui.line(format!("{key} {}", change_line(change)))?;
+        } else {
+            ui.line(change_line(change))?;
+        }
+    }
+    let n = commit.changes.len();
+    ui.line(format!(
+        "recorded tx {} ({n} change{})",
+        tx.id,
+        if n == 1 { "" } else { "s" }
+    ))
+}

@@ -1,0 +1,677 @@
+//! Structural diff, apply and navigation.
+//!
+//! [`diff`] turns two versions of a document into a minimal list of [`Change`]s: objects
+//! are compared member by member, keyed arrays element by element (matched by key), sets
+//! element by element, and every other array as one opaque value. A new subtree is one
+//! `add` carrying the whole value; a type change is one `replace`; unchanged subtrees
+//! produce nothing.
+//!
+//! [`apply`] replays a change onto a document; inverting a change ([`Change::inverse`]) and
+//! applying it undoes it. Both directions are what as-of reads are made of.
+//!
+//! [`canonicalize`] puts keyed arrays and sets in their canonical order (by the canonical
+//! text of the element's key, or of the element itself), so a reordered list is unchanged.
+
+use crate::canon;
+use crate::model::{Change, Op};
+use crate::path::{DocPath, PatternSegment, Segment};
+use crate::rules::{ArrayMode, KeyRules};
+use serde_json::{Map, Value};
+
+/// The changes between two versions, and what the diff had to warn about.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Diff {
+    /// The changes, in document order.
+    pub changes: Vec<Change>,
+    /// Arrays that had to be treated as opaque (keys not unique), one sentence each.
+    pub warnings: Vec<String>,
+}
+
+/// Why a change or a write could not be applied to a document.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ApplyError {
+    /// Nothing at the path (or its parent) where something was expected.
+    #[error("nothing at {0}")]
+    Missing(String),
+    /// Something at the path where nothing was expected.
+    #[error("a value already exists at {0}")]
+    Exists(String),
+    /// The path steps into a value of the wrong type.
+    #[error("cannot go through {path}: it holds {found}, not {expected}")]
+    WrongType {
+        /// Where.
+        path: String,
+        /// What the step needs.
+        expected: &'static str,
+        /// What is there.
+        found: &'static str,
+    },
+    /// A set element was written with a value other than itself.
+    #[error("the set element {0} can only hold its own value")]
+    SetValue(String),
+}
+
+/// A JSON type name, for messages.
+pub fn type_name(v: &Value) -> &'static str {
+    match v {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
+    }
+}
+
+/// The key of a keyed-array element: the values of `fields` (missing fields are `null`).
+pub fn element_key(elem: &Value, fields: &[String]) -> Vec<(String, Value)> {
+    fields
+        .iter()
+        .map(|f| (f.clone(), elem.get(f).cloned().unwrap_or(Value::Null)))
+        .collect()
+}
+
+/// True when `elem` is the element that `key` names.
+fn key_matches(elem: &Value, key: &[(String, Value)]) -> bool {
+    key.iter()
+        .all(|(f, v)| elem.get(f).unwrap_or(&Value::Null) == v)
+}
+
+/// The canonical sort text of a keyed element: the canonical JSON array of its key values.
+fn keyed_sort_text(elem: &Value, fields: &[String]) -> String {
+    let values: Vec<Value> = fields
+        .iter()
+        .map(|f| elem.get(f).cloned().unwrap_or(Value::Null))
+        .collect();
+    canon::to_canonical_string(&Value::Array(values))
+}
+
+fn key_sort_text(key: &[(String, Value)]) -> String {
+    canon::to_canonical_string(&Value::Array(key.iter().map(|(_, v)| v.clone()).collect()))
+}
+
+/// Sort texts of every element, or `None` when two elements share one (not unique).
+fn unique_sort_texts(items: &[Value], mode: &ArrayMode<'_>) -> Option<Vec<String>> {
+    let texts: Vec<String> = items
+        .iter()
+        .map(|e| match mode {
+            ArrayMode::Keyed(fields) => keyed_sort_text(e, fields),
+            _ => canon::to_canonical_string(e),
+        })
+        .collect();
+    let mut sorted: Vec<&String> = texts.iter().collect();
+    sorted.sort_unstable();
+    if sorted.windows(2).any(|w| w[0] == w[1]) {
+        return None;
+    }
+    Some(texts)
+}
+
+/// Orders keyed arrays and sets of `doc` canonically, in place. Arrays whose keys are not
+/// unique are left as they are (opaque) and reported in `warnings`.
+pub fn canonicalize(doc: &mut Value, rules: &KeyRules, warnings: &mut Vec<String>) {
+    let mut shape = Vec::new();
+    let mut path = DocPath::root();
+    canonicalize_at(doc, rules, &mut shape, &mut path, warnings);
+}
+
+fn canonicalize_at(
+    value: &mut Value,
+    rules: &KeyRules,
+    shape: &mut Vec<PatternSegment>,
+    path: &mut DocPath,
+    warnings: &mut Vec<String>,
+) {
+    match value {
+        Value::Object(map) => {
+            if !rules.any_below(shape) {
+                return;
+            }
+            for (name, child) in map.iter_mut() {
+                shape.push(PatternSegment::Field(name.clone()));
+                path.push(Segment::Field(name.clone()));
+                canonicalize_at(child, rules, shape, path, warnings);
+                path.pop();
+                shape.pop();
+            }
+        }
+        Value::Array(items) => {
+            let mode = rules.mode(shape);
+            if mode == ArrayMode::Opaque {
+                return;
+            }
+            let Some(texts) = unique_sort_texts(items, &mode) else {
+                warnings.push(not_unique_warning(path, &mode));
+                return;
+            };
+            let mut pairs: Vec<(String, Value)> =
+                texts.into_iter().zip(std::mem::take(items)).collect();
+            pairs.sort_unstable_by(|a, b| a.0.cmp(&b.0));
+            *items = pairs.into_iter().map(|(_, v)| v).collect();
+            if rules.any_below(shape) {
+                shape.push(PatternSegment::AnyElement);
+                for item in items.iter_mut() {
+                    path.push(element_segment(item, &mode));
+                    canonicalize_at(item, rules, shape, path, warnings);
+                    path.pop();
+                }
+                shape.pop();
+            }
+        }
+        _ => {}
+    }
+}
+
+fn not_unique_warning(path: &DocPath, mode: &ArrayMode<'_>) -> String {
+    let at = if path.is_root() {
+        "the document".to_owned()
+    } else {
+        path.to_string()
+    };
+    match mode {
+        ArrayMode::Keyed(fields) => format!(
+            "the array at {at} has elements with the same key ({}); it is stored as one opaque value this time",
+            fields.join(",")
+        ),
+        _ => format!(
+            "the set at {at} has duplicate elements; it is stored as one opaque value this time"
+        ),
+    }
+}
+
+fn element_segment(elem: &Value, mode: &ArrayMode<'_>) -> Segment {
+    match mode {
+        ArrayMode::Keyed(fields) => Segment::Keyed(element_key(elem, fields)),
+        _ => Segment::Member(elem.clone()),
+    }
+}
+
+/// The changes that turn `old` into `new` (`None` = the key is absent).
+///
+/// `new` should already be [`canonicalize`]d with the same rules.
+pub fn diff(old: Option<&Value>, new: Option<&Value>, rules: &KeyRules) -> Diff {
+    let mut out = Diff::default();
+    let mut shape = Vec::new();
+    let mut path = DocPath::root();
+    match (old, new) {
+        (None, None) => {}
+        (Some(o), Some(n)) => diff_at(o, n, rules, &mut shape, &mut path, &mut out),
+        (o, n) => out.changes.push(Change {
+            path,
+            op: Op::between(o, n).unwrap_or(Op::Replace),
+            old: o.cloned(),
+            new: n.cloned(),
+        }),
+    }
+    out
+}
+
+fn diff_at(
+    old: &Value,
+    new: &Value,
+    rules: &KeyRules,
+    shape: &mut Vec<PatternSegment>,
+    path: &mut DocPath,
+    out: &mut Diff,
+) {
+    match (old, new) {
+        (Value::Object(o), Value::Object(n)) => {
+            for (name, ov) in o {
+                shape.push(PatternSegment::Field(name.clone()));
+                path.push(Segment::Field(name.clone()));
+                match n.get(name) {
+                    Some(nv) => diff_at(ov, nv, rules, shape, path, out),
+                    None => out.changes.push(Change {
+                        path: path.clone(),
+                        op: Op::Remove,
+                        old: Some(ov.clone()),
+                        new: None,
+                    }),
+                }
+                path.pop();
+                shape.pop();
+            }
+            for (name, nv) in n {
+                if !o.contains_key(name) {
+                    out.changes.push(Change {
+                        path: path.child(Segment::Field(name.clone())),
+                        op: Op::Add,
+                        old: None,
+                        new: Some(nv.clone()),
+                    });
+                }
+            }
+        }
+        (Value::Array(o), Value::Array(n)) => {
+            let mode = rules.mode(shape);
+            if mode == ArrayMode::Opaque || !diff_elements(o, n, &mode, rules, shape, path, out) {
+                replace(old, new, path, out);
+            }
+        }
+        _ => replace(old, new, path, out),
+    }
+}
+
+fn replace(old: &Value, new: &Value, path: &DocPath, out: &mut Diff) {
+    if old != new {
+        out.changes.push(Change {
+            path: path.clone(),
+            op: Op::Replace,
+            old: Some(old.clone()),
+            new: Some(new.clone()),
+        });
+    }
+}
+
+/// Diffs a keyed array or set element by element. Returns false when it cannot (keys not
+/// unique, or the old array is not in canonical order), and the caller replaces it whole.
+fn diff_elements(
+    old: &[Value],
+    new: &[Value],
+    mode: &ArrayMode<'_>,
+    rules: &KeyRules,
+    shape: &mut Vec<PatternSegment>,
+    path: &mut DocPath,
+    out: &mut Diff,
+) -> bool {
+    let Some(new_texts) = unique_sort_texts(new, mode) else {
+        out.warnings.push(not_unique_warning(path, mode));
+        return false;
+    };
+    let Some(old_texts) = unique_sort_texts(old, mode) else {
+        return false;
+    };
+    if !old_texts.is_sorted() || !new_texts.is_sorted() {
+        return false;
+    }
+    shape.push(PatternSegment::AnyElement);
+    let (mut i, mut j) = (0, 0);
+    while i < old.len() || j < new.len() {
+        let order = match (old_texts.get(i), new_texts.get(j)) {
+            (Some(a), Some(b)) => a.cmp(b),
+            (Some(_), None) => std::cmp::Ordering::Less,
+            _ => std::cmp::Ordering::Greater,
+        };
+        match order {
+            std::cmp::Ordering::Less => {
+                out.changes.push(Change {
+                    path: path.child(element_segment(&old[i], mode)),
+                    op: Op::Remove,
+                    old: Some(old[i].clone()),
+                    new: None,
+                });
+                i += 1;
+            }
+            std::cmp::Ordering::Greater => {
+                out.changes.push(Change {
+                    path: path.child(element_segment(&new[j], mode)),
+                    op: Op::Add,
+                    old: None,
+                    new: Some(new[j].clone()),
+                });
+                j += 1;
+            }
+            std::cmp::Ordering::Equal => {
+                if *mode != ArrayMode::Set && old[i] != new[j] {
+                    path.push(element_segment(&old[i], mode));
+                    diff_at(&old[i], &new[j], rules, shape, path, out);
+                    path.pop();
+                }
+                i += 1;
+                j += 1;
+            }
+        }
+    }
+    shape.pop();
+    true
+}
+
+fn describe(segs: &[Segment]) -> String {
+    let path = DocPath::from_segments(segs.to_vec());
+    if path.is_root() {
+        "the document root".to_owned()
+    } else {
+        path.to_string()
+    }
+}
+
+/// The value at `segs` inside `doc`, if any.
+pub fn get<'a>(doc: &'a Value, segs: &[Segment]) -> Option<&'a Value> {
+    segs.iter().try_fold(doc, |v, seg| step(v, seg))
+}
+
+fn step<'a>(value: &'a Value, seg: &Segment) -> Option<&'a Value> {
+    match (seg, value) {
+        (Segment::Field(name), Value::Object(map)) => map.get(name),
+        (Segment::Keyed(key), Value::Array(items)) => items.iter().find(|e| key_matches(e, key)),
+        (Segment::Member(m), Value::Array(items)) => items.iter().find(|e| *e == m),
+        _ => None,
+    }
+}
+
+fn step_mut<'a>(
+    value: &'a mut Value,
+    seg: &Segment,
+    at: &[Segment],
+) -> Result<&'a mut Value, ApplyError> {
+    let found = type_name(value);
+    let wrong = |expected| ApplyError::WrongType {
+        path: describe(at),
+        expected,
+        found,
+    };
+    match seg {
+        Segment::Field(name) => match value {
+            Value::Object(map) => map
+                .get_mut(name)
+                .ok_or_else(|| ApplyError::Missing(describe(at))),
+            _ => Err(wrong("an object")),
+        },
+        Segment::Keyed(key) => match value {
+            Value::Array(items) => items
+                .iter_mut()
+                .find(|e| key_matches(e, key))
+                .ok_or_else(|| ApplyError::Missing(describe(at))),
+            _ => Err(wrong("an array")),
+        },
+        Segment::Member(m) => match value {
+            Value::Array(items) => items
+                .iter_mut()
+                .find(|e| *e == m)
+                .ok_or_else(|| ApplyError::Missing(describe(at))),
+            _ => Err(wrong("an array")),
+        },
+    }
+}
+
+/// Replays one change onto a document (`None` = absent). `add` requires the place to be
+/// empty, `remove` and `replace` require a value there; elements added to keyed arrays and
+/// sets go to their canonical position.
+pub fn apply(doc: &mut Option<Value>, change: &Change) -> Result<(), ApplyError> {
+    let segs = change.path.segments();
+    let Some((last, parents)) = segs.split_last() else {
+        match (change.op, doc.is_some()) {
+            (Op::Add, true) => return Err(ApplyError::Exists(describe(segs))),
+            (Op::Remove | Op::Replace, false) => return Err(ApplyError::Missing(describe(segs))),
+            _ => {}
+        }
+        *doc = change.new.clone();
+        return Ok(());
+    };
+    let mut cur = doc
+        .as_mut()
+        .ok_or_else(|| ApplyError::Missing(describe(&[])))?;
+    for (i, seg) in parents.iter().enumerate() {
+        cur = step_mut(cur, seg, &segs[..=i])?;
+    }
+    let at = describe(segs);
+    let found = type_name(cur);
+    match (last, cur) {
+        (Segment::Field(name), Value::Object(map)) => match change.op {
+            Op::Add if map.contains_key(name) => Err(ApplyError::Exists(at)),
+            Op::Add | Op::Replace | Op::Move => {
+                if change.op == Op::Replace && !map.contains_key(name) {
+                    return Err(ApplyError::Missing(at));
+                }
+                map.insert(name.clone(), change.new.clone().unwrap_or(Value::Null));
+                Ok(())
+            }
+            Op::Remove => map.remove(name).map(drop).ok_or(ApplyError::Missing(at)),
+        },
+        (Segment::Keyed(key), Value::Array(items)) => {
+            let pos = items.iter().position(|e| key_matches(e, key));
+            apply_element(
+                items,
+                pos,
+                change,
+                at,
+                || key_sort_text(key),
+                |e| {
+                    let fields: Vec<String> = key.iter().map(|(f, _)| f.clone()).collect();
+                    keyed_sort_text(e, &fields)
+                },
+            )
+        }
+        (Segment::Member(m), Value::Array(items)) => {
+            let pos = items.iter().position(|e| e == m);
+            apply_element(
+                items,
+                pos,
+                change,
+                at,
+                || canon::to_canonical_string(m),
+                canon::to_canonical_string,
+            )
+        }
+        (Segment::Field(_), _) => Err(ApplyError::WrongType {
+            path: describe(parents),
+            expected: "an object",
+            found,
+        }),
+        _ => Err(ApplyError::WrongType {
+            path: describe(parents),
+            expected: "an array",
+            found,
+        }),
+    }
+}
+
+fn apply_element(
+    items: &mut Vec<Value>,
+    pos: Option<usize>,
+    change: &Change,
+    at: String,
+    target_text: impl Fn() -> String,
+    elem_text: impl Fn(&Value) -> String,
+) -> Result<(), ApplyError> {
+    match (change.op, pos) {
+        (Op::Add, Some(_)) => Err(ApplyError::Exists(at)),
+        (Op::Add | Op::Move, None) => {
+            let target = target_text();
+            let idx = items.partition_point(|e| elem_text(e) < target);
+            items.insert(idx, change.new.clone().unwrap_or(Value::Null));
+            Ok(())
+        }
+        (Op::Remove, Some(i)) => {
+            items.remove(i);
+            Ok(())
+        }
+        (Op::Replace | Op::Move, Some(i)) => {
+            items[i] = change.new.clone().unwrap_or(Value::Null);
+            Ok(())
+        }
+        (Op::Remove | Op::Replace, None) => Err(ApplyError::Missing(at)),
+    }
+}
+
+/// Writes `value` at `path` in `doc`, creating the document and missing parent objects on the
+/// way (like `mkdir -p`); a missing keyed element is created from its key. Going through a
+/// scalar is an error.
+pub fn set_at(doc: &mut Option<Value>, path: &DocPath, value: Value) -> Result<(), ApplyError> {
+    let segs = path.segments();
+    let Some((last, parents)) = segs.split_last() else {
+        *doc = Some(value);
+        return Ok(());
+    };
+    let mut cur = doc.get_or_insert_with(|| empty_container(&segs[0]));
+    for (i, seg) in parents.iter().enumerate() {
+        cur = step_or_create(cur, seg, &segs[i + 1], &segs[..=i])?;
+    }
+    let found = type_name(cur);
+    match (last, cur) {
+        (Segment::Field(name), Value::Object(map)) => {
+            map.insert(name.clone(), value);
+            Ok(())
+        }
+        (Segment::Keyed(key), Value::Array(items)) => {
+            match items.iter_mut().find(|e| key_matches(e, key)) {
+                Some(e) => *e = value,
+                None => items.push(value),
+            }
+            Ok(())
+        }
+        (Segment::Member(m), Value::Array(items)) => {
+            if value != *m {
+                return Err(ApplyError::SetValue(path.to_string()));
+            }
+            if !items.contains(m) {
+                items.push(value);
+            }
+            Ok(())
+        }
+        (Segment::Field(_), _) => Err(ApplyError::WrongType {
+            path: describe(parents),
+            expected: "an object",
+            found,
+        }),
+        _ => Err(ApplyError::WrongType {
+            path: describe(parents),
+            expected: "an array",
+            found,
+        }),
+    }
+}
+
+fn empty_container(next: &Segment) -> Value {
+    match next {
+        Segment::Field(_) => Value::Object(Map::new()),
+        _ => Value::Array(Vec::new()),
+    }
+}
+
+fn step_or_create<'a>(
+    value: &'a mut Value,
+    seg: &Segment,
+    next: &Segment,
+    at: &[Segment],
+) -> Result<&'a mut Value, ApplyError> {
+    let found = type_name(value);
+    match (seg, value) {
+        (Segment::Field(name), Value::Object(map)) => Ok(map
+            .entry(name.clone())
+            .or_insert_with(|| empty_container(next))),
+        (Segment::Keyed(key), Value::Array(items)) => {
+            let idx = match items.iter().position(|e| key_matches(e, key)) {
+                Some(i) => i,
+                None => {
+                    let elem: Map<String, Value> = key.iter().cloned().collect();
+                    items.push(Value::Object(elem));
+                    items.len() - 1
+                }
+            };
+            Ok(&mut items[idx])
+        }
+        (Segment::Member(m), Value::Array(items)) => items
+            .iter_mut()
+            .find(|e| *e == m)
+            .ok_or_else(|| ApplyError::Missing(describe(at))),
+        (Segment::Field(_), _) => Err(ApplyError::WrongType {
+            path: describe(&at[..at.len() - 1]),
+            expected: "an object",
+            found,
+        }),
+        _ => Err(ApplyError::WrongType {
+            path: describe(&at[..at.len() - 1]),
+            expected: "an array",
+            found,
+        }),
+    }
+}
+
+/// Removes the value at `path` (the whole document for the root).
+pub fn remove_at(doc: &mut Option<Value>, path: &DocPath) -> Result<(), ApplyError> {
+    let Some(current) = doc.as_ref() else {
+        return Err(ApplyError::Missing(describe(&[])));
+    };
+    let old = get(current, path.segments())
+        .cloned()
+        .ok_or_else(|| ApplyError::Missing(describe(path.segments())))?;
+    apply(
+        doc,
+        &Change {
+            path: path.clone(),
+            op: Op::Remove,
+            old: Some(old),
+            new: None,
+        },
+    )
+}
+
+/// Escapes a member name for a JSON Pointer (RFC 6901).
+fn pointer_escape(name: &str) -> String {
+    name.replace('~', "~0").replace('/', "~1")
+}
+
+/// Turns changes into an RFC 6902 patch with positional JSON Pointers, valid against
+/// `start` (the document the changes apply to) when the operations are applied in order.
+pub fn to_json_patch(start: Option<&Value>, changes: &[Change]) -> Result<Vec<Value>, ApplyError> {
+    let mut doc = start.cloned();
+    let mut out = Vec::with_capacity(changes.len());
+    for change in changes {
+        let mut pointer = String::new();
+        let segs = change.path.segments();
+        let mut cur = doc.as_ref();
+        for (i, seg) in segs.iter().enumerate() {
+            let is_last = i + 1 == segs.len();
+            let here = cur.ok_or_else(|| ApplyError::Missing(describe(&segs[..i])))?;
+            match (seg, here) {
+                (Segment::Field(name), _) => {
+                    pointer.push('/');
+                    pointer.push_str(&pointer_escape(name));
+                    cur = here.get(name);
+                }
+                (Segment::Keyed(_) | Segment::Member(_), Value::Array(items)) => {
+                    let pos = items.iter().position(|e| match seg {
+                        Segment::Keyed(key) => key_matches(e, key),
+                        Segment::Member(m) => e == m,
+                        Segment::Field(_) => false,
+                    });
+                    let idx = match (pos, is_last && change.op == Op::Add) {
+                        (Some(p), false) => p,
+                        (None, true) => {
+                            let target = match seg {
+                                Segment::Keyed(key) => key_sort_text(key),
+                                Segment::Member(m) => canon::to_canonical_string(m),
+                                Segment::Field(_) => String::new(),
+                            };
+                            items.partition_point(|e| match seg {
+                                Segment::Keyed(key) => {
+                                    let fields: Vec<String> =
+                                        key.iter().map(|(f, _)| f.clone()).collect();
+                                    keyed_sort_text(e, &fields) < target
+                                }
+                                _ => canon::to_canonical_string(e) < target,
+                            })
+                        }
+                        (Some(_), true) => return Err(ApplyError::Exists(describe(&segs[..=i]))),
+                        (None, false) => return Err(ApplyError::Missing(describe(&segs[..=i]))),
+                    };
+                    pointer.push('/');
+                    pointer.push_str(&idx.to_string());
+                    cur = items.get(idx);
+                }
+                (_, other) => {
+                    return Err(ApplyError::WrongType {
+                        path: describe(&segs[..i]),
+                        expected: "an array",
+                        found: type_name(other),
+                    });
+                }
+            }
+        }
+        let mut op = Map::new();
+        let (name, value) = match change.op {
+            Op::Add => ("add", change.new.clone()),
+            Op::Remove => ("remove", None),
+            Op::Replace | Op::Move => ("replace", change.new.clone()),
+        };
+        op.insert("op".into(), Value::String(name.into()));
+        op.insert("path".into(), Value::String(pointer));
+        if let Some(v) = value {
+            op.insert("value".into(), v);
+        }
+        out.push(Value::Object(op));
+        apply(&mut doc, change)?;
+    }
+    Ok(out)
+}

@@ -1,0 +1,271 @@
+//! Integrity: the hash chain over transactions, replay from empty, checkpoints and objects.
+//!
+//! Each transaction stores `blake3(previous hash ‖ its fields ‖ its change rows ‖ its rule
+//! rows)`, so a row altered outside `hist` (a raw `UPDATE` in the sqlite3 shell) breaks the
+//! chain at that transaction. [`Repo::fsck`] recomputes the chain, replays every key from
+//! empty and compares the result with current state and every checkpoint, and checks that
+//! every object's content matches its name.
+
+use crate::canon::{self, ObjectId};
+use crate::diff;
+use crate::error::{Error, Result};
+use crate::repo::{Repo, change_from_row};
+use rusqlite::{Connection, OptionalExtension, params};
+use std::collections::HashSet;
+
+fn feed(hasher: &mut blake3::Hasher, field: Option<&[u8]>) {
+    match field {
+        None => {
+            hasher.update(&[0]);
+        }
+        Some(bytes) => {
+            hasher.update(&[1]);
+            hasher.update(&(bytes.len() as u64).to_le_bytes());
+            hasher.update(bytes);
+        }
+    }
+}
+
+/// The chained hash of transaction `id`, computed from the rows stored for it.
+pub(crate) fn tx_hash(conn: &Connection, id: i64) -> Result<[u8; 32]> {
+    let prev: Option<Vec<u8>> = conn
+        .query_row(
+            "SELECT hash FROM tx WHERE id < ?1 ORDER BY id DESC LIMIT 1",
+            [id],
+            |r| r.get(0),
+        )
+        .optional()?;
+    let mut h = blake3::Hasher::new();
+    feed(&mut h, prev.as_deref());
+    let (at, actor, reason, kind): (String, String, Option<String>, String) = conn.query_row(
+        "SELECT at, actor, reason, kind FROM tx WHERE id = ?1",
+        [id],
+        |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)),
+    )?;
+    h.update(&id.to_le_bytes());
+    for field in [Some(at), Some(actor), reason, Some(kind)] {
+        feed(&mut h, field.as_deref().map(str::as_bytes));
+    }
+    let mut stmt = conn.prepare_cached(
+        "SELECT key, seq, path, op, old, new, old_obj, new_obj FROM change_log WHERE tx = ?1 ORDER BY id",
+    )?;
+    let mut rows = stmt.query([id])?;
+    while let Some(r) = rows.next()? {
+        h.update(b"c");
+        let seq: i64 = r.get(1)?;
+        h.update(&seq.to_le_bytes());
+        for i in [0, 2, 3, 4, 5, 6, 7] {
+            let v: Option<String> = r.get(i)?;
+            feed(&mut h, v.as_deref().map(str::as_bytes));
+        }
+    }
+    let mut stmt = conn.prepare_cached(
+        "SELECT kind, pattern, keys, spec, tx = ?1 FROM rule WHERE tx = ?1 OR removed_tx = ?1 ORDER BY id",
+    )?;
+    let mut rows = stmt.query([id])?;
+    while let Some(r) = rows.next()? {
+        let added: bool = r.get(4)?;
+        h.update(if added { b"r+" } else { b"r-" });
+        for i in 0..4 {
+            let v: Option<String> = r.get(i)?;
+            feed(&mut h, v.as_deref().map(str::as_bytes));
+        }
+    }
+    Ok(*h.finalize().as_bytes())
+}
+
+/// What `fsck` found.
+#[derive(Clone, Debug, Default)]
+pub struct FsckReport {
+    /// Transactions checked.
+    pub transactions: usize,
+    /// Keys replayed.
+    pub keys: usize,
+    /// Changes replayed.
+    pub changes: usize,
+    /// Checkpoints compared.
+    pub checkpoints: usize,
+    /// Objects verified.
+    pub objects: usize,
+    /// Every problem, one sentence each (empty: all is well).
+    pub problems: Vec<String>,
+}
+
+impl FsckReport {
+    /// True when nothing is wrong.
+    pub fn ok(&self) -> bool {
+        self.problems.is_empty()
+    }
+}
+
+impl Repo {
+    /// Verifies the log's hash chain, replays every key from empty and compares it with
+    /// current state and every checkpoint, and checks every object against its name.
+    pub fn fsck(&self) -> Result<FsckReport> {
+        let mut report = FsckReport::default();
+        self.check_chain(&mut report)?;
+        self.check_replay(&mut report)?;
+        self.check_objects(&mut report)?;
+        Ok(report)
+    }
+
+    fn check_chain(&self, report: &mut FsckReport) -> Result<()> {
+        let mut stmt = self.conn.prepare("SELECT id, hash FROM tx ORDER BY id")?;
+        let rows: Vec<(i64, Vec<u8>)> = stmt
+            .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?
+            .collect::<rusqlite::Result<_>>()?;
+        let mut last_at = String::new();
+        for (id, stored) in rows {
+            report.transactions += 1;
+            if tx_hash(&self.conn, id)?.as_slice() != stored.as_slice() {
+                report.problems.push(format!(
+                    "transaction {id} does not match its hash: its rows were altered outside hist"
+                ));
+                break;
+            }
+            let at: String = self
+                .conn
+                .query_row("SELECT at FROM tx WHERE id = ?1", [id], |r| r.get(0))?;
+            if at < last_at {
+                report.problems.push(format!(
+                    "transaction {id} is earlier than the one before it"
+                ));
+            }
+            last_at = at;
+        }
+        Ok(())
+    }
+
+    fn check_replay(&self, report: &mut FsckReport) -> Result<()> {
+        let mut stmt = self
+            .conn
+            .prepare("SELECT key, doc, seq, hash FROM doc ORDER BY key")?;
+        type Row = (String, Option<String>, i64, Option<Vec<u8>>);
+        let docs: Vec<Row> = stmt
+            .query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)))?
+            .collect::<rusqlite::Result<_>>()?;
+        for (key, current, seq_now, hash) in docs {
+            report.keys += 1;
+            let mut ckpts = self
+                .conn
+                .prepare_cached("SELECT seq, object FROM checkpoint WHERE key = ?1 ORDER BY seq")?;
+            let checkpoints: Vec<(i64, Option<String>)> = ckpts
+                .query_map([&key], |r| Ok((r.get(0)?, r.get(1)?)))?
+                .collect::<rusqlite::Result<_>>()?;
+            let mut next_ckpt = checkpoints.iter().peekable();
+            let mut doc = None;
+            let mut stmt = self.conn.prepare_cached(
+                "SELECT seq, path, op, old, new, old_obj, new_obj FROM change_log WHERE key = ?1 ORDER BY seq",
+            )?;
+            let mut rows = stmt.query([&key])?;
+            let mut expected_seq = 0;
+            let mut broken = false;
+            while let Some(r) = rows.next()? {
+                let seq: i64 = r.get(0)?;
+                expected_seq += 1;
+                if seq != expected_seq {
+                    report
+                        .problems
+                        .push(format!("{key}: change sequence jumps to {seq}"));
+                }
+                let change = change_from_row(
+                    &self.objects,
+                    &r.get::<_, String>(1)?,
+                    &r.get::<_, String>(2)?,
+                    (r.get(3)?, r.get(5)?),
+                    (r.get(4)?, r.get(6)?),
+                )?;
+                report.changes += 1;
+                if let Err(e) = diff::apply(&mut doc, &change) {
+                    report
+                        .problems
+                        .push(format!("{key}: change {seq} does not replay: {e}"));
+                    broken = true;
+                    break;
+                }
+                while let Some((cseq, obj)) = next_ckpt.next_if(|(s, _)| *s <= seq) {
+                    report.checkpoints += 1;
+                    if *cseq != seq {
+                        continue;
+                    }
+                    let stored = match obj {
+                        Some(hex) => match ObjectId::from_hex(hex) {
+                            Some(id) => match self.load_object(&id) {
+                                Ok(v) => Some(v),
+                                Err(e) => {
+                                    report
+                                        .problems
+                                        .push(format!("{key}: checkpoint at {cseq}: {e}"));
+                                    continue;
+                                }
+                            },
+                            None => None,
+                        },
+                        None => None,
+                    };
+                    if stored != doc {
+                        report.problems.push(format!(
+                            "{key}: checkpoint at version {cseq} differs from the replayed log"
+                        ));
+                    }
+                }
+            }
+            if broken {
+                continue;
+            }
+            if expected_seq != seq_now {
+                report.problems.push(format!(
+                    "{key}: current state is at version {seq_now} but the log has {expected_seq} changes"
+                ));
+            }
+            let current = current.map(|t| crate::repo::parse_stored(&t)).transpose()?;
+            if current != doc {
+                report.problems.push(format!(
+                    "{key}: current state differs from the replayed log"
+                ));
+            }
+            let replay_hash = doc.as_ref().map(|d| canon::hash(d).0.to_vec());
+            if hash != replay_hash {
+                report
+                    .problems
+                    .push(format!("{key}: the stored snapshot hash is wrong"));
+            }
+        }
+        Ok(())
+    }
+
+    fn check_objects(&self, report: &mut FsckReport) -> Result<()> {
+        let dir = self.objects.dir().to_path_buf();
+        let ids = self.objects.list().map_err(Error::io(&dir))?;
+        let present: HashSet<ObjectId> = ids.iter().copied().collect();
+        for id in &ids {
+            report.objects += 1;
+            match self.objects.get(id) {
+                Ok(bytes) if ObjectId::of(&bytes) == *id => {}
+                Ok(_) => report
+                    .problems
+                    .push(format!("object {id} does not match its name")),
+                Err(e) => report
+                    .problems
+                    .push(format!("object {id} cannot be read: {e}")),
+            }
+        }
+        let mut stmt = self.conn.prepare(
+            "SELECT object FROM checkpoint WHERE object IS NOT NULL
+             UNION SELECT old_obj FROM change_log WHERE old_obj IS NOT NULL
+             UNION SELECT new_obj FROM change_log WHERE new_obj IS NOT NULL",
+        )?;
+        let referenced: Vec<String> = stmt
+            .query_map(params![], |r| r.get(0))?
+            .collect::<rusqlite::Result<_>>()?;
+        for hex in referenced {
+            match ObjectId::from_hex(&hex) {
+                Some(id) if present.contains(&id) => {}
+                _ => report
+                    .problems
+                    .push(format!("object {hex} is referenced but missing")),
+            }
+        }
+        Ok(())
+    }
+}

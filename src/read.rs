@@ -1,0 +1,426 @@
+//! Reads: a document as of any point, the history of one field, the transaction log.
+//!
+//! An as-of read starts from whichever is nearer to the target version: the current
+//! document, walking backwards by inverting changes, or the nearest checkpoint at or before
+//! the target, replaying forwards. Checkpoints are written often enough
+//! ([`crate::repo::CHECKPOINT_EVERY`]) that no read replays more than that many changes,
+//! however long the history.
+
+use crate::canon::ObjectId;
+use crate::diff;
+use crate::error::{Error, Result};
+use crate::model::{Change, LoggedChange, Op, TxInfo};
+use crate::path::DocPath;
+use crate::repo::{Repo, change_from_row, tx_from_row};
+use crate::time::{Timestamp, When};
+use rusqlite::{OptionalExtension, params};
+use serde_json::Value;
+
+/// A document as of some point.
+#[derive(Clone, Debug, PartialEq)]
+pub struct AsOf {
+    /// The document (`None`: absent then).
+    pub doc: Option<Value>,
+    /// The last transaction included (`None`: before any).
+    pub tx: Option<i64>,
+    /// How many changes the read replayed (the checkpoint policy bounds it).
+    pub replayed: usize,
+    /// Which way it read.
+    pub direction: Direction,
+}
+
+/// Which way an as-of read reconstructed the document.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Direction {
+    /// Backwards from the current document.
+    Backward,
+    /// Forwards from a checkpoint (or from empty).
+    Forward,
+}
+
+/// One change that altered the value at a path, projected onto that path.
+#[derive(Clone, Debug, PartialEq)]
+pub struct HistoryEntry {
+    /// The transaction.
+    pub tx: TxInfo,
+    /// The path asked about.
+    pub path: DocPath,
+    /// The path the change was recorded at (an ancestor, the path itself, or below it).
+    pub change_path: DocPath,
+    /// What happened to the value at `path`.
+    pub op: Op,
+    /// The value at `path` before (absent: there was none).
+    pub old: Option<Value>,
+    /// The value at `path` after.
+    pub new: Option<Value>,
+}
+
+/// Which transactions `log` lists.
+#[derive(Clone, Debug, Default)]
+pub struct LogFilter {
+    /// Only transactions that changed this key.
+    pub key: Option<String>,
+    /// Only changes at, above or below this path (needs `key`… or applies to every key).
+    pub path: Option<DocPath>,
+    /// Only this actor.
+    pub actor: Option<String>,
+    /// Only at or after.
+    pub since: Option<When>,
+    /// Only at or before.
+    pub until: Option<When>,
+    /// At most this many.
+    pub limit: Option<usize>,
+    /// Also load each transaction's changes (matching the key and path filters).
+    pub with_changes: bool,
+}
+
+/// A transaction as `log` shows it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct LogEntry {
+    /// The transaction.
+    pub tx: TxInfo,
+    /// How many changes it made (all keys).
+    pub change_count: usize,
+    /// Its changes, when asked for.
+    pub changes: Vec<LoggedChange>,
+}
+
+type RawChange = (
+    String,
+    String,
+    (Option<String>, Option<String>),
+    (Option<String>, Option<String>),
+);
+
+fn raw_change(r: &rusqlite::Row<'_>, base: usize) -> rusqlite::Result<RawChange> {
+    Ok((
+        r.get(base)?,
+        r.get(base + 1)?,
+        (r.get(base + 2)?, r.get(base + 4)?),
+        (r.get(base + 3)?, r.get(base + 5)?),
+    ))
+}
+
+/// SQL that selects changes at, above or below a path: `?2` ancestors as a JSON array,
+/// `?3` the path itself.
+const PATH_MATCH: &str = "(c.path IN (SELECT value FROM json_each(?2)) OR c.path = ?3
+    OR (c.path > ?3 || '/' AND c.path < ?3 || '0')
+    OR (c.path > ?3 || '[' AND c.path < ?3 || '\\'))";
+
+impl Repo {
+    /// The document under `key` as of `when`.
+    pub fn as_of(&self, key: &str, when: When) -> Result<AsOf> {
+        let bound = self.resolve(when)?;
+        match bound {
+            Some(tx) => self.as_of_tx(key, tx),
+            None => Ok(AsOf {
+                doc: None,
+                tx: None,
+                replayed: 0,
+                direction: Direction::Forward,
+            }),
+        }
+    }
+
+    /// The document under `key` after transaction `bound` (and every one before it).
+    pub fn as_of_tx(&self, key: &str, bound: i64) -> Result<AsOf> {
+        let absent = |direction| AsOf {
+            doc: None,
+            tx: Some(bound),
+            replayed: 0,
+            direction,
+        };
+        let row: Option<(Option<String>, i64)> = self
+            .conn
+            .query_row("SELECT doc, seq FROM doc WHERE key = ?1", [key], |r| {
+                Ok((r.get(0)?, r.get(1)?))
+            })
+            .optional()?;
+        let Some((current, seq_now)) = row else {
+            return Ok(absent(Direction::Forward));
+        };
+        let target: i64 = self.conn.query_row(
+            "SELECT coalesce(max(seq), 0) FROM change_log WHERE key = ?1 AND tx <= ?2",
+            params![key, bound],
+            |r| r.get(0),
+        )?;
+        if target == 0 {
+            return Ok(absent(Direction::Forward));
+        }
+        let (ckpt_seq, ckpt_obj): (i64, Option<String>) = self
+            .conn
+            .query_row(
+                "SELECT seq, object FROM checkpoint WHERE key = ?1 AND seq <= ?2
+                 ORDER BY seq DESC LIMIT 1",
+                params![key, target],
+                |r| Ok((r.get(0)?, r.get(1)?)),
+            )
+            .optional()?
+            .unwrap_or((0, None));
+        let backward = seq_now - target;
+        let forward = target - ckpt_seq;
+        if backward <= forward {
+            let mut doc = current.map(|t| crate::repo::parse_stored(&t)).transpose()?;
+            let changes = self.changes_between(key, target, seq_now, true)?;
+            for change in &changes {
+                diff::apply(&mut doc, &change.inverse()).map_err(|e| replay_error(key, &e))?;
+            }
+            Ok(AsOf {
+                doc,
+                tx: Some(bound),
+                replayed: changes.len(),
+                direction: Direction::Backward,
+            })
+        } else {
+            let mut doc = match ckpt_obj {
+                Some(hex) => {
+                    let id = ObjectId::from_hex(&hex)
+                        .ok_or_else(|| Error::Corrupt(format!("checkpoint object id {hex:?}")))?;
+                    Some(self.load_object(&id)?)
+                }
+                None => None,
+            };
+            let changes = self.changes_between(key, ckpt_seq, target, false)?;
+            for change in &changes {
+                diff::apply(&mut doc, change).map_err(|e| replay_error(key, &e))?;
+            }
+            Ok(AsOf {
+                doc,
+                tx: Some(bound),
+                replayed: changes.len(),
+                direction: Direction::Forward,
+            })
+        }
+    }
+
+    /// Changes of `key` with `after < seq <= upto`, oldest first (or newest first).
+    pub(crate) fn changes_between(
+        &self,
+        key: &str,
+        after: i64,
+        upto: i64,
+        newest_first: bool,
+    ) -> Result<Vec<Change>> {
+        let sql = if newest_first {
+            "SELECT path, op, old, new, old_obj, new_obj FROM change_log
+             WHERE key = ?1 AND seq > ?2 AND seq <= ?3 ORDER BY seq DESC"
+        } else {
+            "SELECT path, op, old, new, old_obj, new_obj FROM change_log
+             WHERE key = ?1 AND seq > ?2 AND seq <= ?3 ORDER BY seq"
+        };
+        let mut stmt = self.conn.prepare_cached(sql)?;
+        let rows = stmt.query_map(params![key, after, upto], |r| raw_change(r, 0))?;
+        let mut out = Vec::new();
+        for row in rows {
+            let (path, op, old, new) = row?;
+            out.push(change_from_row(&self.objects, &path, &op, old, new)?);
+        }
+        Ok(out)
+    }
+
+    /// Every change that altered the value at `path` in `key`, oldest first, with `old`
+    /// and `new` projected onto `path` (writes to ancestors and descendants included).
+    pub fn history(&self, key: &str, path: &DocPath) -> Result<Vec<HistoryEntry>> {
+        let ancestors: Vec<String> = path.ancestors().iter().map(ToString::to_string).collect();
+        let sql = format!(
+            "SELECT c.path, c.op, c.old, c.new, c.old_obj, c.new_obj,
+                    t.id, t.at, t.actor, t.reason, t.kind
+             FROM change_log c JOIN tx t ON t.id = c.tx
+             WHERE c.key = ?1 AND {PATH_MATCH} ORDER BY c.seq DESC"
+        );
+        let mut stmt = self.conn.prepare_cached(&sql)?;
+        let ancestors_json = serde_json::to_string(&ancestors).unwrap_or_else(|_| "[]".into());
+        let rows = stmt.query_map(params![key, ancestors_json, path.to_string()], |r| {
+            Ok((raw_change(r, 0)?, tx_from_row_at(r, 6)?))
+        })?;
+        let mut after = self
+            .current(key)?
+            .and_then(|d| diff::get(&d, path.segments()).cloned());
+        let mut out = Vec::new();
+        for row in rows {
+            let ((cpath, op, old, new), tx) = row?;
+            let change = change_from_row(&self.objects, &cpath, &op, old, new)?;
+            let before = if let Some(rest) = path.strip_prefix(&change.path) {
+                // The change is at the path or above it: project its values.
+                let project =
+                    |v: &Option<Value>| v.as_ref().and_then(|v| diff::get(v, rest)).cloned();
+                let (b, a) = (project(&change.old), project(&change.new));
+                if b == a {
+                    continue;
+                }
+                after = a;
+                b
+            } else {
+                // The change is below the path: undo it on the value we hold.
+                let rest = change.path.strip_prefix(path).unwrap_or_default();
+                let mut value = after.clone();
+                let local = Change {
+                    path: DocPath::from_segments(rest.to_vec()),
+                    ..change.inverse()
+                };
+                diff::apply(&mut value, &local).map_err(|e| replay_error(key, &e))?;
+                value
+            };
+            if let Some(op) = Op::between(before.as_ref(), after.as_ref()) {
+                out.push(HistoryEntry {
+                    tx,
+                    path: path.clone(),
+                    change_path: change.path,
+                    op,
+                    old: before.clone(),
+                    new: after.clone(),
+                });
+            }
+            after = before;
+        }
+        out.reverse();
+        Ok(out)
+    }
+
+    /// Transactions, newest first, filtered.
+    pub fn log(&self, filter: &LogFilter) -> Result<Vec<LogEntry>> {
+        let mut wheres = vec!["1 = 1".to_owned()];
+        let mut args: Vec<Box<dyn rusqlite::ToSql>> = Vec::new();
+        let path_args = |path: &DocPath| -> (String, String) {
+            let a: Vec<String> = path.ancestors().iter().map(ToString::to_string).collect();
+            (
+                serde_json::to_string(&a).unwrap_or_else(|_| "[]".into()),
+                path.to_string(),
+            )
+        };
+        if filter.key.is_some() || filter.path.is_some() {
+            let mut sub = "SELECT 1 FROM change_log c WHERE c.tx = t.id".to_owned();
+            if let Some(key) = &filter.key {
+                args.push(Box::new(key.clone()));
+                sub.push_str(&format!(" AND c.key = ?{}", args.len()));
+            }
+            if let Some(path) = &filter.path {
+                let (anc, p) = path_args(path);
+                args.push(Box::new(anc));
+                let a = args.len();
+                args.push(Box::new(p));
+                let b = args.len();
+                sub.push_str(&format!(
+                    " AND {}",
+                    PATH_MATCH
+                        .replace("?2", &format!("?{a}"))
+                        .replace("?3", &format!("?{b}"))
+                ));
+            }
+            wheres.push(format!("EXISTS ({sub})"));
+        }
+        if let Some(actor) = &filter.actor {
+            args.push(Box::new(actor.clone()));
+            wheres.push(format!("t.actor = ?{}", args.len()));
+        }
+        if let Some(since) = filter.since {
+            match since {
+                When::Tx(id) => args.push(Box::new(id)),
+                When::At(ts) => args.push(Box::new(ts.to_string())),
+            }
+            let col = if matches!(since, When::Tx(_)) {
+                "t.id"
+            } else {
+                "t.at"
+            };
+            wheres.push(format!("{col} >= ?{}", args.len()));
+        }
+        if let Some(until) = filter.until {
+            match until {
+                When::Tx(id) => args.push(Box::new(id)),
+                When::At(ts) => args.push(Box::new(ts.to_string())),
+            }
+            let col = if matches!(until, When::Tx(_)) {
+                "t.id"
+            } else {
+                "t.at"
+            };
+            wheres.push(format!("{col} <= ?{}", args.len()));
+        }
+        let limit = filter
+            .limit
+            .map_or(-1, |n| i64::try_from(n).unwrap_or(i64::MAX));
+        let sql = format!(
+            "SELECT t.id, t.at, t.actor, t.reason, t.kind,
+                    (SELECT count(*) FROM change_log c WHERE c.tx = t.id)
+             FROM tx t WHERE {} ORDER BY t.id DESC LIMIT {limit}",
+            wheres.join(" AND ")
+        );
+        let mut stmt = self.conn.prepare(&sql)?;
+        let params: Vec<&dyn rusqlite::ToSql> = args.iter().map(AsRef::as_ref).collect();
+        let rows = stmt.query_map(params.as_slice(), |r| {
+            Ok((tx_from_row(r)?, r.get::<_, i64>(5)?))
+        })?;
+        let mut out = Vec::new();
+        for row in rows {
+            let (tx, count) = row?;
+            out.push(LogEntry {
+                tx,
+                change_count: usize::try_from(count).unwrap_or(0),
+                changes: Vec::new(),
+            });
+        }
+        if filter.with_changes {
+            for entry in &mut out {
+                entry.changes =
+                    self.tx_changes(&entry.tx, filter.key.as_deref(), filter.path.as_ref())?;
+            }
+        }
+        Ok(out)
+    }
+
+    /// The changes of one transaction, optionally only those of `key` at/above/below `path`.
+    pub fn tx_changes(
+        &self,
+        tx: &TxInfo,
+        key: Option<&str>,
+        path: Option<&DocPath>,
+    ) -> Result<Vec<LoggedChange>> {
+        let mut stmt = self.conn.prepare_cached(
+            "SELECT c.id, c.key, c.path, c.op, c.old, c.new, c.old_obj, c.new_obj
+             FROM change_log c WHERE c.tx = ?1 ORDER BY c.id",
+        )?;
+        let rows = stmt.query_map([tx.id], |r| {
+            Ok((
+                r.get::<_, i64>(0)?,
+                r.get::<_, String>(1)?,
+                raw_change(r, 2)?,
+            ))
+        })?;
+        let mut out = Vec::new();
+        for row in rows {
+            let (id, k, (p, op, old, new)) = row?;
+            if key.is_some_and(|key| key != k) {
+                continue;
+            }
+            let change = change_from_row(&self.objects, &p, &op, old, new)?;
+            if let Some(path) = path {
+                if !path.starts_with(&change.path) && !change.path.starts_with(path) {
+                    continue;
+                }
+            }
+            out.push(LoggedChange {
+                id,
+                tx: tx.clone(),
+                key: k,
+                change,
+            });
+        }
+        Ok(out)
+    }
+}
+
+fn tx_from_row_at(r: &rusqlite::Row<'_>, base: usize) -> rusqlite::Result<TxInfo> {
+    let at: String = r.get(base + 1)?;
+    Ok(TxInfo {
+        id: r.get(base)?,
+        at: Timestamp::parse_rfc3339(&at).unwrap_or(Timestamp(0)),
+        actor: r.get(base + 2)?,
+        reason: r.get(base + 3)?,
+        kind: r.get(base + 4)?,
+    })
+}
+
+fn replay_error(key: &str, e: &diff::ApplyError) -> Error {
+    Error::Corrupt(format!("replaying {key}: {e}"))
+}

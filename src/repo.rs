@@ -1,0 +1,720 @@
+//! The repository: the one handle through which everything is read and written.
+//!
+//! A write is a [`Txn`]: it names an actor, holds any number of operations on any number
+//! of keys, and commits them as one SQLite transaction that appends the changes to the log
+//! and updates current state together (all or nothing).
+
+use crate::canon::{self, ObjectId};
+use crate::diff::{self, canonicalize};
+use crate::error::{Error, Result};
+use crate::model::{Actor, Change, Op, TxInfo, check_key};
+use crate::path::DocPath;
+use crate::rules::{KeyRules, Rule, RuleKind};
+use crate::store::{self, objects::Objects};
+use crate::time::{Timestamp, When};
+use rusqlite::{Connection, OptionalExtension, TransactionBehavior, params};
+use serde_json::Value;
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+
+/// The directory that holds a repository's store.
+pub const HIST_DIR: &str = ".hist";
+
+/// A checkpoint is written once this many changes have accumulated since the last one…
+pub const CHECKPOINT_EVERY: i64 = 64;
+/// …or once the bytes of those changes outweigh the document (but at least this many bytes).
+pub const CHECKPOINT_MIN_BYTES: i64 = 4096;
+
+/// An open repository.
+pub struct Repo {
+    root: PathBuf,
+    pub(crate) conn: Connection,
+    pub(crate) objects: Objects,
+    rules: Vec<Rule>,
+}
+
+impl std::fmt::Debug for Repo {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Repo")
+            .field("root", &self.root)
+            .finish_non_exhaustive()
+    }
+}
+
+/// How a transaction is recorded.
+#[derive(Clone, Debug)]
+pub struct TxOptions {
+    /// Who makes it (required).
+    pub actor: Actor,
+    /// Why (optional).
+    pub reason: Option<String>,
+    /// `write`, `ingest`, `track`, `rules`, …
+    pub kind: String,
+    /// The clock's reading now (the library never reads the clock itself).
+    pub now: Timestamp,
+    /// An explicit time for importing recorded history; refused if before the newest tx.
+    pub at: Option<Timestamp>,
+}
+
+impl TxOptions {
+    /// A transaction of `kind` by `actor` at `now`.
+    pub fn new(actor: Actor, kind: &str, now: Timestamp) -> Self {
+        Self {
+            actor,
+            reason: None,
+            kind: kind.to_owned(),
+            now,
+            at: None,
+        }
+    }
+
+    /// With a reason.
+    #[must_use]
+    pub fn reason(mut self, reason: Option<String>) -> Self {
+        self.reason = reason;
+        self
+    }
+
+    /// With an explicit time.
+    #[must_use]
+    pub fn at(mut self, at: Option<Timestamp>) -> Self {
+        self.at = at;
+        self
+    }
+}
+
+impl Repo {
+    /// Creates `.hist/` in `root`.
+    pub fn init(root: &Path) -> Result<Self> {
+        let dir = root.join(HIST_DIR);
+        if dir.exists() {
+            return Err(Error::AlreadyInitialized(dir));
+        }
+        std::fs::create_dir_all(dir.join("objects")).map_err(Error::io(&dir))?;
+        Self::open_at(root, true)
+    }
+
+    /// Opens the repository whose `.hist/` is in `root`.
+    pub fn open(root: &Path) -> Result<Self> {
+        if !root.join(HIST_DIR).join("hist.db").is_file() {
+            return Err(Error::NotARepository(root.to_path_buf()));
+        }
+        Self::open_at(root, false)
+    }
+
+    /// Finds the nearest `.hist` in `start` or above, as git does.
+    pub fn discover(start: &Path) -> Result<Self> {
+        let start = std::path::absolute(start).map_err(Error::io(start))?;
+        let found = start
+            .ancestors()
+            .find(|d| d.join(HIST_DIR).join("hist.db").is_file());
+        match found {
+            Some(root) => Self::open_at(root, false),
+            None => Err(Error::NotARepository(start)),
+        }
+    }
+
+    fn open_at(root: &Path, create: bool) -> Result<Self> {
+        let dir = root.join(HIST_DIR);
+        let mut conn = store::open_db(&dir.join("hist.db"), create)?;
+        let found = store::migrate(&mut conn)?;
+        if found > store::schema_version() {
+            return Err(Error::NewerSchema {
+                found,
+                supported: store::schema_version(),
+            });
+        }
+        let mut repo = Self {
+            root: root.to_path_buf(),
+            conn,
+            objects: Objects::new(dir.join("objects")),
+            rules: Vec::new(),
+        };
+        repo.rules = load_rules(&repo.conn)?;
+        Ok(repo)
+    }
+
+    /// The directory that contains `.hist/`.
+    pub fn root(&self) -> &Path {
+        &self.root
+    }
+
+    /// The `.hist/` directory.
+    pub fn hist_dir(&self) -> PathBuf {
+        self.root.join(HIST_DIR)
+    }
+
+    /// The rules in force, in declaration order.
+    pub fn rules(&self) -> &[Rule] {
+        &self.rules
+    }
+
+    /// The array rules that apply to `key`.
+    pub fn key_rules(&self, key: &str) -> KeyRules {
+        KeyRules::for_key(&self.rules, key)
+    }
+}
+
+fn load_rules(conn: &Connection) -> Result<Vec<Rule>> {
+    {
+        let mut stmt = conn.prepare(
+            "SELECT id, tx, kind, pattern, keys, spec FROM rule WHERE removed_tx IS NULL ORDER BY id",
+        )?;
+        let rows = stmt.query_map([], |r| {
+            Ok((
+                r.get::<_, i64>(0)?,
+                r.get::<_, i64>(1)?,
+                r.get::<_, String>(2)?,
+                r.get::<_, String>(3)?,
+                r.get::<_, Option<String>>(4)?,
+                r.get::<_, String>(5)?,
+            ))
+        })?;
+        let mut rules = Vec::new();
+        for row in rows {
+            let (id, tx, kind, pattern, keys, spec) = row?;
+            let spec: Value = serde_json::from_str(&spec)
+                .map_err(|e| Error::Corrupt(format!("rule {id}: {e}")))?;
+            let kind = RuleKind::from_stored(&kind, &spec)
+                .ok_or_else(|| Error::Corrupt(format!("rule {id} has an unknown kind {kind:?}")))?;
+            let pattern = crate::path::PathPattern::parse(&pattern)?;
+            rules.push(Rule {
+                id,
+                tx,
+                pattern,
+                keys,
+                kind,
+            });
+        }
+        Ok(rules)
+    }
+}
+
+impl Repo {
+    /// The newest transaction, if any.
+    pub fn newest_tx(&self) -> Result<Option<TxInfo>> {
+        Ok(self
+            .conn
+            .query_row(
+                "SELECT id, at, actor, reason, kind FROM tx ORDER BY id DESC LIMIT 1",
+                [],
+                tx_from_row,
+            )
+            .optional()?)
+    }
+
+    /// Begins a write. The actor was validated when the [`Actor`] was built.
+    pub fn begin(&mut self, opts: TxOptions) -> Result<Txn<'_>> {
+        let Repo {
+            conn,
+            objects,
+            rules,
+            ..
+        } = self;
+        let sql = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
+        let last: Option<(i64, String)> = sql
+            .query_row("SELECT id, at FROM tx ORDER BY id DESC LIMIT 1", [], |r| {
+                Ok((r.get(0)?, r.get(1)?))
+            })
+            .optional()?;
+        let last_at = match &last {
+            Some((_, at)) => Some(parse_at(at)?),
+            None => None,
+        };
+        let at = match (opts.at, last_at) {
+            (Some(at), Some(newest)) if at < newest => {
+                return Err(Error::AtBeforeNewest { at, newest });
+            }
+            (Some(at), _) => at,
+            (None, Some(newest)) => opts.now.max(newest),
+            (None, None) => opts.now,
+        };
+        let info = TxInfo {
+            id: last.map_or(1, |(id, _)| id + 1),
+            at,
+            actor: opts.actor.as_str().to_owned(),
+            reason: opts.reason.filter(|r| !r.is_empty()),
+            kind: opts.kind,
+        };
+        Ok(Txn {
+            sql,
+            objects,
+            rules,
+            info,
+            pending: Vec::new(),
+            index: HashMap::new(),
+            checks: Vec::new(),
+            added_rules: Vec::new(),
+            removed_rules: Vec::new(),
+            warnings: Vec::new(),
+        })
+    }
+
+    /// The last transaction included by `when` (`None`: before the first transaction).
+    pub fn resolve(&self, when: When) -> Result<Option<i64>> {
+        match when {
+            When::Tx(id) => Ok(Some(id)),
+            When::At(ts) => Ok(self.conn.query_row(
+                "SELECT max(id) FROM tx WHERE at <= ?1",
+                [ts.to_string()],
+                |r| r.get(0),
+            )?),
+        }
+    }
+
+    /// The current document under `key`.
+    pub fn current(&self, key: &str) -> Result<Option<Value>> {
+        let text: Option<Option<String>> = self
+            .conn
+            .query_row("SELECT doc FROM doc WHERE key = ?1", [key], |r| r.get(0))
+            .optional()?;
+        text.flatten().map(|t| parse_stored(&t)).transpose()
+    }
+
+    /// Every key that currently holds a document, sorted.
+    pub fn keys(&self) -> Result<Vec<String>> {
+        let mut stmt = self
+            .conn
+            .prepare("SELECT key FROM doc WHERE doc IS NOT NULL ORDER BY key")?;
+        let keys = stmt
+            .query_map([], |r| r.get(0))?
+            .collect::<rusqlite::Result<_>>()?;
+        Ok(keys)
+    }
+
+    /// Reads a transaction.
+    pub fn tx(&self, id: i64) -> Result<Option<TxInfo>> {
+        Ok(self
+            .conn
+            .query_row(
+                "SELECT id, at, actor, reason, kind FROM tx WHERE id = ?1",
+                [id],
+                tx_from_row,
+            )
+            .optional()?)
+    }
+
+    /// Reads and parses a stored object.
+    pub(crate) fn load_object(&self, id: &ObjectId) -> Result<Value> {
+        load_object(&self.objects, id)
+    }
+}
+
+pub(crate) fn tx_from_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<TxInfo> {
+    let at: String = r.get(1)?;
+    Ok(TxInfo {
+        id: r.get(0)?,
+        at: Timestamp::parse_rfc3339(&at).unwrap_or(Timestamp(0)),
+        actor: r.get(2)?,
+        reason: r.get(3)?,
+        kind: r.get(4)?,
+    })
+}
+
+fn parse_at(text: &str) -> Result<Timestamp> {
+    Timestamp::parse_rfc3339(text)
+        .ok_or_else(|| Error::Corrupt(format!("a transaction time {text:?} does not parse")))
+}
+
+/// Parses JSON text written by hist itself.
+pub(crate) fn parse_stored(text: &str) -> Result<Value> {
+    serde_json::from_str(text)
+        .map_err(|e| Error::Corrupt(format!("stored JSON does not parse: {e}")))
+}
+
+pub(crate) fn load_object(objects: &Objects, id: &ObjectId) -> Result<Value> {
+    let bytes = objects.get(id).map_err(Error::io(objects.path_of(id)))?;
+    serde_json::from_slice(&bytes)
+        .map_err(|e| Error::Corrupt(format!("object {id} does not parse: {e}")))
+}
+
+pub(crate) fn load_value(
+    objects: &Objects,
+    text: Option<String>,
+    obj: Option<String>,
+) -> Result<Option<Value>> {
+    match (text, obj) {
+        (_, Some(obj)) => {
+            let id = ObjectId::from_hex(&obj)
+                .ok_or_else(|| Error::Corrupt(format!("bad object id {obj:?}")))?;
+            load_object(objects, &id).map(Some)
+        }
+        (Some(text), None) => parse_stored(&text).map(Some),
+        (None, None) => Ok(None),
+    }
+}
+
+/// A stored value: inline canonical text, or an object id for large values.
+struct Encoded {
+    text: Option<String>,
+    obj: Option<String>,
+    len: usize,
+}
+
+fn encode_value(objects: &Objects, value: Option<&Value>) -> Result<Encoded> {
+    let Some(value) = value else {
+        return Ok(Encoded {
+            text: None,
+            obj: None,
+            len: 0,
+        });
+    };
+    let text = canon::to_canonical_string(value);
+    let len = text.len();
+    if len > store::LARGE_VALUE {
+        let id = objects
+            .put(text.as_bytes())
+            .map_err(Error::io(objects.dir()))?;
+        Ok(Encoded {
+            text: None,
+            obj: Some(id.to_hex()),
+            len,
+        })
+    } else {
+        Ok(Encoded {
+            text: Some(text),
+            obj: None,
+            len,
+        })
+    }
+}
+
+/// What a snapshot write found.
+#[derive(Clone, Debug, PartialEq)]
+pub enum PutOutcome {
+    /// Equal to the last snapshot: only a check is recorded.
+    Unchanged,
+    /// These changes were recorded.
+    Changed(Vec<Change>),
+}
+
+/// The result of a commit.
+#[derive(Clone, Debug, Default)]
+pub struct Commit {
+    /// The transaction, or `None` when nothing changed (nothing was recorded).
+    pub tx: Option<TxInfo>,
+    /// Every change, with its key, in order.
+    pub changes: Vec<(String, Change)>,
+    /// How many "unchanged" checks were recorded.
+    pub checks: usize,
+    /// Warnings from diffing (arrays treated as opaque).
+    pub warnings: Vec<String>,
+}
+
+struct Pending {
+    key: String,
+    doc: Option<Value>,
+    hash: Option<Vec<u8>>,
+    seq: i64,
+    ckpt_seq: i64,
+    ckpt_count: i64,
+    ckpt_bytes: i64,
+    changes: Vec<Change>,
+}
+
+/// A write in progress. Dropping it without [`Txn::commit`] writes nothing.
+pub struct Txn<'r> {
+    sql: rusqlite::Transaction<'r>,
+    objects: &'r Objects,
+    rules: &'r mut Vec<Rule>,
+    info: TxInfo,
+    pending: Vec<Pending>,
+    index: HashMap<String, usize>,
+    checks: Vec<(String, String)>,
+    added_rules: Vec<(String, String, Option<String>, String)>,
+    removed_rules: Vec<i64>,
+    warnings: Vec<String>,
+}
+
+impl Txn<'_> {
+    /// The transaction being built (its id is the one it will get).
+    pub fn info(&self) -> &TxInfo {
+        &self.info
+    }
+
+    fn pending(&mut self, key: &str) -> Result<&mut Pending> {
+        check_key(key)?;
+        if let Some(&i) = self.index.get(key) {
+            return Ok(&mut self.pending[i]);
+        }
+        type Row = (Option<String>, i64, Option<Vec<u8>>, i64, i64, i64);
+        let row: Option<Row> = self
+            .sql
+            .query_row(
+                "SELECT doc, seq, hash, ckpt_seq, ckpt_count, ckpt_bytes FROM doc WHERE key = ?1",
+                [key],
+                |r| {
+                    Ok((
+                        r.get(0)?,
+                        r.get(1)?,
+                        r.get(2)?,
+                        r.get(3)?,
+                        r.get(4)?,
+                        r.get(5)?,
+                    ))
+                },
+            )
+            .optional()?;
+        let (doc, seq, hash, ckpt_seq, ckpt_count, ckpt_bytes) =
+            row.unwrap_or((None, 0, None, 0, 0, 0));
+        let doc = doc.map(|t| parse_stored(&t)).transpose()?;
+        self.pending.push(Pending {
+            key: key.to_owned(),
+            doc,
+            hash,
+            seq,
+            ckpt_seq,
+            ckpt_count,
+            ckpt_bytes,
+            changes: Vec::new(),
+        });
+        self.index.insert(key.to_owned(), self.pending.len() - 1);
+        let last = self.pending.len() - 1;
+        Ok(&mut self.pending[last])
+    }
+
+    /// The document under `key` as this transaction sees it so far.
+    pub fn current(&mut self, key: &str) -> Result<Option<Value>> {
+        Ok(self.pending(key)?.doc.clone())
+    }
+
+    /// Replaces the whole document under `key` by `next` (`None` removes it), recording the
+    /// structural difference. Returns the changes.
+    fn replace_doc(&mut self, key: &str, next: Option<Value>) -> Result<Vec<Change>> {
+        let rules = KeyRules::for_key(self.rules.iter(), key);
+        let mut next = next;
+        let mut warnings = Vec::new();
+        if let Some(doc) = next.as_mut() {
+            canonicalize(doc, &rules, &mut warnings);
+        }
+        let p = self.pending(key)?;
+        let d = diff::diff(p.doc.as_ref(), next.as_ref(), &rules);
+        warnings.extend(d.warnings);
+        warnings.sort();
+        warnings.dedup();
+        p.hash = next.as_ref().map(|v| canon::hash(v).0.to_vec());
+        p.doc = next;
+        p.changes.extend(d.changes.iter().cloned());
+        self.warnings
+            .extend(warnings.into_iter().map(|w| format!("{key}: {w}")));
+        Ok(d.changes)
+    }
+
+    /// Writes `value` at `path` (the root: the whole document), creating missing parents.
+    pub fn set(&mut self, key: &str, path: &DocPath, value: Value) -> Result<Vec<Change>> {
+        let mut doc = self.current(key)?;
+        diff::set_at(&mut doc, path, value).map_err(|source| Error::Apply {
+            key: key.to_owned(),
+            source,
+        })?;
+        self.replace_doc(key, doc)
+    }
+
+    /// Removes the value at `path`, or the whole document when `path` is the root.
+    pub fn remove(&mut self, key: &str, path: &DocPath) -> Result<Vec<Change>> {
+        let mut doc = self.current(key)?;
+        diff::remove_at(&mut doc, path).map_err(|source| Error::Apply {
+            key: key.to_owned(),
+            source,
+        })?;
+        self.replace_doc(key, doc)
+    }
+
+    /// Applies an RFC 6902 patch to the document (all operations or none).
+    pub fn patch(&mut self, key: &str, patch: &json_patch::Patch) -> Result<Vec<Change>> {
+        let mut doc = self.current(key)?.unwrap_or(Value::Null);
+        json_patch::patch(&mut doc, patch).map_err(|e| Error::Patch(format!("{key}: {e}")))?;
+        self.replace_doc(key, Some(doc))
+    }
+
+    /// Records a whole snapshot of the document: only its structural difference from the
+    /// last version is stored; an equal snapshot records a check and nothing else.
+    pub fn put(&mut self, key: &str, mut doc: Value) -> Result<PutOutcome> {
+        let rules = KeyRules::for_key(self.rules.iter(), key);
+        let mut warnings = Vec::new();
+        canonicalize(&mut doc, &rules, &mut warnings);
+        let hash = canon::hash(&doc);
+        let p = self.pending(key)?;
+        if p.hash.as_deref() == Some(hash.0.as_slice()) {
+            self.checks.push((key.to_owned(), hash.to_hex()));
+            return Ok(PutOutcome::Unchanged);
+        }
+        self.replace_doc(key, Some(doc)).map(PutOutcome::Changed)
+    }
+
+    /// Declares a rule (recorded with this transaction).
+    pub fn add_rule(
+        &mut self,
+        pattern: &crate::path::PathPattern,
+        keys: Option<&str>,
+        kind: &RuleKind,
+    ) {
+        self.added_rules.push((
+            kind.name().to_owned(),
+            pattern.to_string(),
+            keys.map(str::to_owned),
+            canon::to_canonical_string(&kind.spec()),
+        ));
+    }
+
+    /// Removes a rule by id (recorded with this transaction).
+    pub fn remove_rule(&mut self, id: i64) -> Result<()> {
+        if !self.rules.iter().any(|r| r.id == id) {
+            return Err(Error::Rule(format!(
+                "there is no rule {id}; `hist rules` lists them"
+            )));
+        }
+        self.removed_rules.push(id);
+        Ok(())
+    }
+
+    /// Commits everything as one transaction. Nothing is recorded when nothing changed.
+    pub fn commit(self) -> Result<Commit> {
+        let Txn {
+            sql,
+            objects,
+            rules,
+            info,
+            pending,
+            checks,
+            added_rules,
+            removed_rules,
+            warnings,
+            ..
+        } = self;
+        let n_changes: usize = pending.iter().map(|p| p.changes.len()).sum();
+        let records_tx = n_changes > 0 || !added_rules.is_empty() || !removed_rules.is_empty();
+        if !records_tx && checks.is_empty() {
+            return Ok(Commit {
+                warnings,
+                ..Commit::default()
+            });
+        }
+        let at = info.at.to_string();
+        let mut all = Vec::with_capacity(n_changes);
+        if records_tx {
+            sql.execute(
+                "INSERT INTO tx (id, at, actor, reason, kind, hash) VALUES (?1, ?2, ?3, ?4, ?5, x'')",
+                params![info.id, at, info.actor, info.reason, info.kind],
+            )?;
+            let mut insert = sql.prepare_cached(
+                "INSERT INTO change_log (tx, key, seq, path, op, old, new, old_obj, new_obj)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
+            )?;
+            for p in pending.into_iter().filter(|p| !p.changes.is_empty()) {
+                let mut seq = p.seq;
+                let mut bytes = 0i64;
+                for change in &p.changes {
+                    seq += 1;
+                    let old = encode_value(objects, change.old.as_ref())?;
+                    let new = encode_value(objects, change.new.as_ref())?;
+                    bytes += i64::try_from(old.len + new.len).unwrap_or(i64::MAX);
+                    insert.execute(params![
+                        info.id,
+                        p.key,
+                        seq,
+                        change.path.to_string(),
+                        change.op.as_str(),
+                        old.text,
+                        new.text,
+                        old.obj,
+                        new.obj
+                    ])?;
+                }
+                let text = p.doc.as_ref().map(canon::to_canonical_string);
+                let doc_len = text
+                    .as_ref()
+                    .map_or(0, |t| i64::try_from(t.len()).unwrap_or(i64::MAX));
+                let count = p.ckpt_count + i64::try_from(p.changes.len()).unwrap_or(i64::MAX);
+                let weight = p.ckpt_bytes.saturating_add(bytes);
+                let (ckpt_seq, ckpt_count, ckpt_bytes) = if count >= CHECKPOINT_EVERY
+                    || weight > doc_len.max(CHECKPOINT_MIN_BYTES)
+                {
+                    let object = match &text {
+                        Some(t) => Some(
+                            objects
+                                .put(t.as_bytes())
+                                .map_err(Error::io(objects.dir()))?
+                                .to_hex(),
+                        ),
+                        None => None,
+                    };
+                    sql.execute(
+                            "INSERT OR REPLACE INTO checkpoint (key, seq, tx, object) VALUES (?1, ?2, ?3, ?4)",
+                            params![p.key, seq, info.id, object],
+                        )?;
+                    (seq, 0, 0)
+                } else {
+                    (p.ckpt_seq, count, weight)
+                };
+                sql.execute(
+                    "INSERT INTO doc (key, doc, seq, tx, hash, ckpt_seq, ckpt_count, ckpt_bytes)
+                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)
+                     ON CONFLICT (key) DO UPDATE SET doc = ?2, seq = ?3, tx = ?4, hash = ?5,
+                         ckpt_seq = ?6, ckpt_count = ?7, ckpt_bytes = ?8",
+                    params![
+                        p.key, text, seq, info.id, p.hash, ckpt_seq, ckpt_count, ckpt_bytes
+                    ],
+                )?;
+                all.extend(p.changes.into_iter().map(|c| (p.key.clone(), c)));
+            }
+            drop(insert);
+            for (kind, pattern, keys, spec) in &added_rules {
+                sql.execute(
+                    "INSERT INTO rule (tx, kind, pattern, keys, spec) VALUES (?1, ?2, ?3, ?4, ?5)",
+                    params![info.id, kind, pattern, keys, spec],
+                )?;
+            }
+            for id in &removed_rules {
+                sql.execute(
+                    "UPDATE rule SET removed_tx = ?1 WHERE id = ?2",
+                    params![info.id, id],
+                )?;
+            }
+            let hash = crate::fsck::tx_hash(&sql, info.id)?;
+            sql.execute(
+                "UPDATE tx SET hash = ?1 WHERE id = ?2",
+                params![hash.to_vec(), info.id],
+            )?;
+        }
+        for (key, hash) in &checks {
+            sql.execute(
+                "INSERT INTO check_log (key, at, actor, hash) VALUES (?1, ?2, ?3, ?4)",
+                params![key, at, info.actor, hash],
+            )?;
+        }
+        let fresh = if added_rules.is_empty() && removed_rules.is_empty() {
+            None
+        } else {
+            Some(load_rules(&sql)?)
+        };
+        sql.commit()?;
+        if let Some(fresh) = fresh {
+            *rules = fresh;
+        }
+        Ok(Commit {
+            tx: records_tx.then_some(info),
+            changes: all,
+            checks: checks.len(),
+            warnings,
+        })
+    }
+}
+
+/// Applies `op` to a change for display and replay: the stored op of `old`/`new`.
+pub(crate) fn change_from_row(
+    objects: &Objects,
+    path: &str,
+    op: &str,
+    old: (Option<String>, Option<String>),
+    new: (Option<String>, Option<String>),
+) -> Result<Change> {
+    let path = DocPath::parse(path).map_err(|e| Error::Corrupt(format!("stored path: {e}")))?;
+    let op = Op::parse(op).ok_or_else(|| Error::Corrupt(format!("unknown op {op:?}")))?;
+    Ok(Change {
+        path,
+        op,
+        old: load_value(objects, old.0, old.1)?,
+        new: load_value(objects, new.0, new.1)?,
+    })
+}

@@ -1,0 +1,183 @@
+//! Rules: how arrays are diffed, which paths are personal, how long changes are kept.
+//!
+//! Every rule has a path pattern (member names and `[*]` for any array element; `""` is a
+//! document that is itself an array) and may be scoped to keys by a glob (`--keys 'feed/*'`,
+//! where `*` also crosses `/`, as in SQL's GLOB). When several rules of the same family
+//! match, the one declared last wins.
+//!
+//! - `array-key PATTERN FIELD[,FIELD…]`: elements are matched by the value of their key
+//!   fields (a missing field counts as `null`); an element is addressed as `[id=88]`.
+//!   Order within a keyed array is not history: the canonical form orders elements by key.
+//! - `set PATTERN`: order never matters; elements are addressed as `[="red"]`.
+//! - every other array is one opaque value.
+
+use crate::path::{DocPath, PathPattern, PatternSegment};
+use serde_json::{Value, json};
+use std::fmt;
+
+/// What a rule says.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum RuleKind {
+    /// Arrays at the pattern are matched by these key fields.
+    ArrayKey(Vec<String>),
+    /// Arrays at the pattern are sets.
+    Set,
+}
+
+impl RuleKind {
+    /// The stored name of the rule family.
+    pub fn name(&self) -> &'static str {
+        match self {
+            RuleKind::ArrayKey(_) => "array-key",
+            RuleKind::Set => "set",
+        }
+    }
+
+    /// The stored parameters, as JSON.
+    pub fn spec(&self) -> Value {
+        match self {
+            RuleKind::ArrayKey(fields) => json!({ "fields": fields }),
+            RuleKind::Set => json!({}),
+        }
+    }
+
+    /// Rebuilds a rule kind from its stored name and parameters.
+    pub fn from_stored(name: &str, spec: &Value) -> Option<Self> {
+        match name {
+            "array-key" => {
+                let fields = spec
+                    .get("fields")?
+                    .as_array()?
+                    .iter()
+                    .map(|f| f.as_str().map(str::to_owned))
+                    .collect::<Option<Vec<_>>>()?;
+                (!fields.is_empty()).then_some(RuleKind::ArrayKey(fields))
+            }
+            "set" => Some(RuleKind::Set),
+            _ => None,
+        }
+    }
+}
+
+/// A declared rule.
+#[derive(Clone, Debug)]
+pub struct Rule {
+    /// Its id (stable across listings; used to remove it).
+    pub id: i64,
+    /// The transaction that declared it.
+    pub tx: i64,
+    /// Where it applies inside documents.
+    pub pattern: PathPattern,
+    /// Which keys it applies to (`None`: all).
+    pub keys: Option<String>,
+    /// What it says.
+    pub kind: RuleKind,
+}
+
+impl Rule {
+    /// True when this rule applies to documents under `key`.
+    pub fn applies_to_key(&self, key: &str) -> bool {
+        match &self.keys {
+            None => true,
+            Some(glob) => glob_matches(glob, key),
+        }
+    }
+}
+
+impl fmt::Display for Rule {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let pattern = self.pattern.to_string();
+        let pattern = if pattern.is_empty() {
+            "\"\"".to_owned()
+        } else {
+            pattern
+        };
+        match &self.kind {
+            RuleKind::ArrayKey(fields) => write!(f, "array-key {pattern} {}", fields.join(","))?,
+            RuleKind::Set => write!(f, "set {pattern}")?,
+        }
+        if let Some(keys) = &self.keys {
+            write!(f, " --keys {keys}")?;
+        }
+        Ok(())
+    }
+}
+
+/// True when a key matches a `--keys` glob (`*` and `?` also match `/`).
+pub fn glob_matches(glob: &str, key: &str) -> bool {
+    globset::Glob::new(glob).is_ok_and(|g| g.compile_matcher().is_match(key))
+}
+
+/// Checks that a `--keys` glob is well formed.
+pub fn check_glob(glob: &str) -> Result<(), String> {
+    globset::Glob::new(glob)
+        .map(drop)
+        .map_err(|e| e.to_string())
+}
+
+/// How an array at some place in a document is diffed.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ArrayMode<'a> {
+    /// One value: any change replaces it whole.
+    Opaque,
+    /// Elements matched by these key fields.
+    Keyed(&'a [String]),
+    /// Elements are a set.
+    Set,
+}
+
+/// The rules that apply to one key, ready for diffing.
+#[derive(Clone, Debug, Default)]
+pub struct KeyRules {
+    arrays: Vec<(Vec<PatternSegment>, RuleKind)>,
+}
+
+impl KeyRules {
+    /// The array rules of `rules` that apply to `key`, in declaration order.
+    pub fn for_key<'r>(rules: impl IntoIterator<Item = &'r Rule>, key: &str) -> Self {
+        let arrays = rules
+            .into_iter()
+            .filter(|r| r.applies_to_key(key))
+            .map(|r| (r.pattern.segments().to_vec(), r.kind.clone()))
+            .collect();
+        Self { arrays }
+    }
+
+    /// No rules at all: every array is opaque.
+    pub fn none() -> Self {
+        Self::default()
+    }
+
+    /// The mode of the array at `shape` (the path with every selector written `[*]`).
+    pub fn mode(&self, shape: &[PatternSegment]) -> ArrayMode<'_> {
+        match self
+            .arrays
+            .iter()
+            .rev()
+            .find(|(p, _)| p.as_slice() == shape)
+        {
+            Some((_, RuleKind::ArrayKey(fields))) => ArrayMode::Keyed(fields),
+            Some((_, RuleKind::Set)) => ArrayMode::Set,
+            None => ArrayMode::Opaque,
+        }
+    }
+
+    /// True when some rule applies strictly below `shape`.
+    pub fn any_below(&self, shape: &[PatternSegment]) -> bool {
+        self.arrays
+            .iter()
+            .any(|(p, _)| p.len() > shape.len() && p.starts_with(shape))
+    }
+}
+
+/// The shape of a path: its selectors all written `[*]`.
+pub fn shape_of(path: &DocPath) -> Vec<PatternSegment> {
+    use crate::path::Segment;
+    path.segments()
+        .iter()
+        .map(|s| match s {
+            Segment::Field(name) => PatternSegment::Field(name.clone()),
+            Segment::Keyed(_) | Segment::Member(_) => PatternSegment::AnyElement,
+        })
+        .collect()
+}

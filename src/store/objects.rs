@@ -1,0 +1,75 @@
+//! The object store: zstd-compressed blobs named by the blake3 hash of their uncompressed
+//! bytes, at `objects/ab/cdef…`. Writes go to a temporary file, are synced, then renamed
+//! into place, so a crash leaves either the whole object or an orphan temporary file.
+
+use crate::canon::ObjectId;
+use std::fs;
+use std::io::{self, Write};
+use std::path::{Path, PathBuf};
+
+const LEVEL: i32 = 3;
+
+/// Content-addressed blobs under one directory.
+#[derive(Debug, Clone)]
+pub(crate) struct Objects {
+    dir: PathBuf,
+}
+
+impl Objects {
+    pub(crate) fn new(dir: PathBuf) -> Self {
+        Self { dir }
+    }
+
+    pub(crate) fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    pub(crate) fn path_of(&self, id: &ObjectId) -> PathBuf {
+        let hex = id.to_hex();
+        self.dir.join(&hex[..2]).join(&hex[2..])
+    }
+
+    /// Stores bytes; returns their id. Storing the same bytes again is a no-op.
+    pub(crate) fn put(&self, bytes: &[u8]) -> io::Result<ObjectId> {
+        let id = ObjectId::of(bytes);
+        let path = self.path_of(&id);
+        if path.exists() {
+            return Ok(id);
+        }
+        let shard = path.parent().unwrap_or(&self.dir);
+        fs::create_dir_all(shard)?;
+        let compressed = zstd::bulk::compress(bytes, LEVEL)?;
+        let mut tmp = tempfile::Builder::new()
+            .prefix(".tmp-")
+            .tempfile_in(&self.dir)?;
+        tmp.write_all(&compressed)?;
+        tmp.as_file().sync_all()?;
+        tmp.persist(&path).map_err(|e| e.error)?;
+        Ok(id)
+    }
+
+    /// Reads and decompresses an object.
+    pub(crate) fn get(&self, id: &ObjectId) -> io::Result<Vec<u8>> {
+        let compressed = fs::read(self.path_of(id))?;
+        zstd::stream::decode_all(compressed.as_slice())
+    }
+
+    /// Every object file's id (files that are not named like objects are skipped).
+    pub(crate) fn list(&self) -> io::Result<Vec<ObjectId>> {
+        let mut ids = Vec::new();
+        for entry in walkdir::WalkDir::new(&self.dir).min_depth(2).max_depth(2) {
+            let entry = entry.map_err(io::Error::other)?;
+            if !entry.file_type().is_file() {
+                continue;
+            }
+            let shard = entry.path().parent().and_then(Path::file_name);
+            let name = entry.file_name().to_str();
+            if let (Some(shard), Some(name)) = (shard.and_then(|s| s.to_str()), name) {
+                if let Some(id) = ObjectId::from_hex(&format!("{shard}{name}")) {
+                    ids.push(id);
+                }
+            }
+        }
+        Ok(ids)
+    }
+}
