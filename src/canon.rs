@@ -77,7 +77,9 @@ impl ObjectId {
     }
     /// Parses 64 lowercase hex digits.
     pub fn from_hex(text: &str) -> Option<Self> {
-        blake3::Hash::from_hex(text).ok().map(|h| Self(*h.as_bytes()))
+        blake3::Hash::from_hex(text)
+            .ok()
+            .map(|h| Self(*h.as_bytes()))
     }
     /// 64 lowercase hex digits.
     pub fn to_hex(&self) -> String {
