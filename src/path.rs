@@ -619,7 +619,10 @@ impl<'a> Parser<'a> {
                     Ok(_) => Err(self.error(start, "the field name is not a JSON string")),
                     Err(e) => Err(self.error(
                         start,
-                        format!("the field name {literal} is not a valid JSON string ({e})"),
+                        format!(
+                            "the field name {literal} is not a valid JSON string: {}",
+                            e.message
+                        ),
                     )),
                 }
             }
@@ -699,7 +702,7 @@ impl<'a> Parser<'a> {
                          \"{literal}\""
                     )
                 } else {
-                    format!("the value {literal} is not valid JSON ({e})")
+                    format!("the value {literal} is not valid JSON: {}", e.message)
                 };
                 Err(self.error(start, message))
             }
