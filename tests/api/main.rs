@@ -1,1 +1,3 @@
 //! Library API tests.
+
+mod path;
