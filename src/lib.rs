@@ -7,6 +7,7 @@
 //! log ([`Repo::log`]).
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
+#![cfg_attr(test, allow(clippy::unwrap_used))]
 
 pub mod canon;
 pub mod cli;

@@ -261,7 +261,20 @@ impl Repo {
                 diff::apply(&mut value, &local).map_err(|e| replay_error(key, &e))?;
                 value
             };
-            if let Some(op) = Op::between(before.as_ref(), after.as_ref()) {
+            let same_tx = out.last().is_some_and(|e: &HistoryEntry| e.tx.id == tx.id);
+            if same_tx {
+                // Several changes of one transaction: one entry, from before the first.
+                if let Some(e) = out.last_mut() {
+                    if !e.change_path.starts_with(&change.path) {
+                        e.change_path = common_prefix(&e.change_path, &change.path);
+                    }
+                    e.old.clone_from(&before);
+                    e.op = Op::between(e.old.as_ref(), e.new.as_ref()).unwrap_or(Op::Replace);
+                }
+                if out.last().is_some_and(|e| e.old == e.new) {
+                    out.pop();
+                }
+            } else if let Some(op) = Op::between(before.as_ref(), after.as_ref()) {
                 out.push(HistoryEntry {
                     tx,
                     path: path.clone(),
@@ -337,9 +350,14 @@ impl Repo {
             };
             wheres.push(format!("{col} <= ?{}", args.len()));
         }
-        let limit = filter
-            .limit
-            .map_or(-1, |n| i64::try_from(n).unwrap_or(i64::MAX));
+        // A path filter is refined in Rust (a write above the path counts only when it
+        // altered the value at the path), so the limit is applied after it.
+        let sql_limit = if filter.path.is_some() {
+            None
+        } else {
+            filter.limit
+        };
+        let limit = sql_limit.map_or(-1, |n| i64::try_from(n).unwrap_or(i64::MAX));
         let sql = format!(
             "SELECT t.id, t.at, t.actor, t.reason, t.kind,
                     (SELECT count(*) FROM change_log c WHERE c.tx = t.id)
@@ -360,10 +378,26 @@ impl Repo {
                 changes: Vec::new(),
             });
         }
+        if filter.path.is_some() {
+            let mut kept = Vec::new();
+            for mut entry in out {
+                let changes =
+                    self.tx_changes(&entry.tx, filter.key.as_deref(), filter.path.as_ref())?;
+                if !changes.is_empty() {
+                    if filter.with_changes {
+                        entry.changes = changes;
+                    }
+                    kept.push(entry);
+                }
+                if filter.limit.is_some_and(|n| kept.len() >= n) {
+                    break;
+                }
+            }
+            return Ok(kept);
+        }
         if filter.with_changes {
             for entry in &mut out {
-                entry.changes =
-                    self.tx_changes(&entry.tx, filter.key.as_deref(), filter.path.as_ref())?;
+                entry.changes = self.tx_changes(&entry.tx, filter.key.as_deref(), None)?;
             }
         }
         Ok(out)
@@ -395,7 +429,15 @@ impl Repo {
             }
             let change = change_from_row(&self.objects, &p, &op, old, new)?;
             if let Some(path) = path {
-                if !path.starts_with(&change.path) && !change.path.starts_with(path) {
+                let keep = match path.strip_prefix(&change.path) {
+                    Some(rest) => {
+                        let old = change.old.as_ref().and_then(|v| diff::get(v, rest));
+                        let new = change.new.as_ref().and_then(|v| diff::get(v, rest));
+                        old != new
+                    }
+                    None => change.path.starts_with(path),
+                };
+                if !keep {
                     continue;
                 }
             }
@@ -419,6 +461,16 @@ fn tx_from_row_at(r: &rusqlite::Row<'_>, base: usize) -> rusqlite::Result<TxInfo
         reason: r.get(base + 3)?,
         kind: r.get(base + 4)?,
     })
+}
+
+fn common_prefix(a: &DocPath, b: &DocPath) -> DocPath {
+    let n = a
+        .segments()
+        .iter()
+        .zip(b.segments())
+        .take_while(|(x, y)| x == y)
+        .count();
+    DocPath::from_segments(a.segments()[..n].to_vec())
 }
 
 fn replay_error(key: &str, e: &diff::ApplyError) -> Error {

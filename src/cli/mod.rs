@@ -43,7 +43,7 @@ use std::process::ExitCode;
 pub struct Cli {
     /// Run as if hist was started in DIR.
     #[arg(short = 'C', global = true, value_name = "DIR")]
-    pub dir: Option<PathBuf>,
+    pub chdir: Option<PathBuf>,
     /// The command.
     #[command(subcommand)]
     pub command: Command,
@@ -180,7 +180,7 @@ pub fn run() -> ExitCode {
         }
     };
     let mut ui = Ui::new();
-    let result = Env::from_process(cli.dir).and_then(|env| dispatch(&mut ui, &env, cli.command));
+    let result = Env::from_process(cli.chdir).and_then(|env| dispatch(&mut ui, &env, cli.command));
     let result = result.and_then(|()| ui.finish());
     match result {
         Ok(()) => ExitCode::SUCCESS,

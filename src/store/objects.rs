@@ -64,10 +64,10 @@ impl Objects {
             }
             let shard = entry.path().parent().and_then(Path::file_name);
             let name = entry.file_name().to_str();
-            if let (Some(shard), Some(name)) = (shard.and_then(|s| s.to_str()), name) {
-                if let Some(id) = ObjectId::from_hex(&format!("{shard}{name}")) {
-                    ids.push(id);
-                }
+            if let (Some(shard), Some(name)) = (shard.and_then(|s| s.to_str()), name)
+                && let Some(id) = ObjectId::from_hex(&format!("{shard}{name}"))
+            {
+                ids.push(id);
             }
         }
         Ok(ids)

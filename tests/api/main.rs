@@ -1,3 +1,4 @@
 //! Library API tests.
+#![allow(clippy::unwrap_used)]
 
 mod path;

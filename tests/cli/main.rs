@@ -1,1 +1,22 @@
-//! CLI tests.
+//! Tests that drive the `hist` binary. One test binary; every file in this directory is a
+//! module of it (a test checks that none is forgotten).
+#![allow(clippy::unwrap_used)]
+
+mod common;
+
+mod test_foundation;
+
+#[test]
+fn no_forgotten_test_files() {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/cli");
+    let main = std::fs::read_to_string(dir.join("main.rs")).unwrap();
+    for entry in std::fs::read_dir(&dir).unwrap() {
+        let name = entry.unwrap().file_name().into_string().unwrap();
+        if let Some(module) = name.strip_suffix(".rs").filter(|m| *m != "main") {
+            assert!(
+                main.contains(&format!("mod {module};")),
+                "tests/cli/{name} is not declared in main.rs"
+            );
+        }
+    }
+}
