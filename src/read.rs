@@ -122,8 +122,15 @@ impl Repo {
         }
     }
 
-    /// The document under `key` after transaction `bound` (and every one before it).
+    /// The document under `key` after transaction `bound` (and every one before it),
+    /// read in whichever direction replays fewer changes.
     pub fn as_of_tx(&self, key: &str, bound: i64) -> Result<AsOf> {
+        self.as_of_tx_via(key, bound, None)
+    }
+
+    /// [`Repo::as_of_tx`] forced to read in one direction (`None`: the cheaper one). Both
+    /// directions must agree; tests and `fsck`-style checks use this to prove it.
+    pub fn as_of_tx_via(&self, key: &str, bound: i64, via: Option<Direction>) -> Result<AsOf> {
         let absent = |direction| AsOf {
             doc: None,
             tx: Some(bound),
@@ -159,7 +166,11 @@ impl Repo {
             .unwrap_or((0, None));
         let backward = seq_now - target;
         let forward = target - ckpt_seq;
-        if backward <= forward {
+        let go_backward = match via {
+            Some(d) => d == Direction::Backward,
+            None => backward <= forward,
+        };
+        if go_backward {
             let mut doc = current.map(|t| crate::repo::parse_stored(&t)).transpose()?;
             let changes = self.changes_between(key, target, seq_now, true)?;
             for change in &changes {

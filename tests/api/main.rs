@@ -1,4 +1,5 @@
 //! Library API tests.
 #![allow(clippy::unwrap_used)]
 
+mod asof;
 mod path;
