@@ -146,11 +146,16 @@ impl Repo {
         let Some((current, seq_now)) = row else {
             return Ok(absent(Direction::Forward));
         };
-        let target: i64 = self.conn.query_row(
-            "SELECT coalesce(max(seq), 0) FROM change_log WHERE key = ?1 AND tx <= ?2",
-            params![key, bound],
-            |r| r.get(0),
-        )?;
+        let target: i64 = self
+            .conn
+            .query_row(
+                "SELECT seq FROM change_log WHERE key = ?1 AND tx <= ?2
+                 ORDER BY tx DESC, seq DESC LIMIT 1",
+                params![key, bound],
+                |r| r.get(0),
+            )
+            .optional()?
+            .unwrap_or(0);
         if target == 0 {
             return Ok(absent(Direction::Forward));
         }

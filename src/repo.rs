@@ -12,7 +12,7 @@ use crate::path::DocPath;
 use crate::rules::{KeyRules, Rule, RuleKind};
 use crate::store::{self, objects::Objects};
 use crate::time::{Timestamp, When};
-use rusqlite::{Connection, OptionalExtension, TransactionBehavior, params};
+use rusqlite::{Connection, OptionalExtension, params};
 use serde_json::Value;
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -31,6 +31,8 @@ pub struct Repo {
     pub(crate) conn: Connection,
     pub(crate) objects: Objects,
     rules: Vec<Rule>,
+    /// Inside [`Repo::begin_batch`]: transactions are savepoints of one SQLite transaction.
+    batch: bool,
 }
 
 impl std::fmt::Debug for Repo {
@@ -129,6 +131,7 @@ impl Repo {
             conn,
             objects: Objects::new(dir.join("objects")),
             rules: Vec::new(),
+            batch: false,
         };
         repo.rules = load_rules(&repo.conn)?;
         Ok(repo)
@@ -209,9 +212,10 @@ impl Repo {
             conn,
             objects,
             rules,
+            batch,
             ..
         } = self;
-        let sql = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
+        let sql = SqlTx::begin(conn, *batch)?;
         let last: Option<(i64, String)> = sql
             .query_row("SELECT id, at FROM tx ORDER BY id DESC LIMIT 1", [], |r| {
                 Ok((r.get(0)?, r.get(1)?))
@@ -250,15 +254,39 @@ impl Repo {
         })
     }
 
+    /// Starts a batch: every transaction begun until [`Repo::commit_batch`] is committed
+    /// to SQLite together (one sync for many transactions, as bulk imports want). Each
+    /// transaction of the batch still succeeds or fails whole; a batch that is never
+    /// committed is rolled back when the repository is dropped.
+    pub fn begin_batch(&mut self) -> Result<()> {
+        if !self.batch {
+            self.conn.execute_batch("BEGIN IMMEDIATE")?;
+            self.batch = true;
+        }
+        Ok(())
+    }
+
+    /// Commits the batch begun by [`Repo::begin_batch`].
+    pub fn commit_batch(&mut self) -> Result<()> {
+        if self.batch {
+            self.conn.execute_batch("COMMIT")?;
+            self.batch = false;
+        }
+        Ok(())
+    }
+
     /// The last transaction included by `when` (`None`: before the first transaction).
     pub fn resolve(&self, when: When) -> Result<Option<i64>> {
         match when {
             When::Tx(id) => Ok(Some(id)),
-            When::At(ts) => Ok(self.conn.query_row(
-                "SELECT max(id) FROM tx WHERE at <= ?1",
-                [ts.to_string()],
-                |r| r.get(0),
-            )?),
+            When::At(ts) => Ok(self
+                .conn
+                .query_row(
+                    "SELECT id FROM tx WHERE at <= ?1 ORDER BY at DESC, id DESC LIMIT 1",
+                    [ts.to_string()],
+                    |r| r.get(0),
+                )
+                .optional()?),
         }
     }
 
@@ -414,7 +442,7 @@ struct Pending {
 
 /// A write in progress. Dropping it without [`Txn::commit`] writes nothing.
 pub struct Txn<'r> {
-    sql: rusqlite::Transaction<'r>,
+    sql: SqlTx<'r>,
     objects: &'r Objects,
     rules: &'r mut Vec<Rule>,
     info: TxInfo,
@@ -717,4 +745,58 @@ pub(crate) fn change_from_row(
         old: load_value(objects, old.0, old.1)?,
         new: load_value(objects, new.0, new.1)?,
     })
+}
+
+/// One SQLite transaction (or, inside a batch, one savepoint) that rolls back unless
+/// committed.
+pub(crate) struct SqlTx<'c> {
+    conn: &'c Connection,
+    nested: bool,
+    open: bool,
+}
+
+impl<'c> SqlTx<'c> {
+    fn begin(conn: &'c Connection, nested: bool) -> rusqlite::Result<Self> {
+        conn.execute_batch(if nested {
+            "SAVEPOINT hist_tx"
+        } else {
+            "BEGIN IMMEDIATE"
+        })?;
+        Ok(Self {
+            conn,
+            nested,
+            open: true,
+        })
+    }
+
+    fn commit(mut self) -> rusqlite::Result<()> {
+        self.open = false;
+        self.conn.execute_batch(if self.nested {
+            "RELEASE hist_tx"
+        } else {
+            "COMMIT"
+        })
+    }
+}
+
+impl std::ops::Deref for SqlTx<'_> {
+    type Target = Connection;
+    fn deref(&self) -> &Connection {
+        self.conn
+    }
+}
+
+impl Drop for SqlTx<'_> {
+    fn drop(&mut self) {
+        if self.open {
+            let sql = if self.nested {
+                "ROLLBACK TO hist_tx; RELEASE hist_tx"
+            } else {
+                "ROLLBACK"
+            };
+            // Nothing more can be done about a failed rollback: SQLite rolls back an open
+            // transaction when the connection closes anyway.
+            let _ = self.conn.execute_batch(sql);
+        }
+    }
 }

@@ -2,15 +2,16 @@ use super::ui::read_input;
 use super::{CliError, Env, Ui};
 use crate::model::Actor;
 use crate::time::When;
-use crate::{PutOutcome, TxOptions};
+use crate::{PutOutcome, Repo, TxOptions};
 use clap::Args;
 use serde_json::Value;
 use std::path::PathBuf;
 
 /// Record many snapshots from NDJSON, one record per line:
 /// {"key": K, "at": TIME, "actor": A, "reason": R, "doc": {...}} (reason optional; at
-/// optional, default now). Records are ingested in order with the same rules as `ingest`.
-/// A bad record stops the import with its line number; everything before it stays recorded.
+/// optional, default now). Records are ingested in order with the same rules as `ingest`,
+/// many per SQLite commit. A bad record stops the import with its line number; everything
+/// before it stays recorded.
 ///
 /// Example:
 ///   sqlite3 -json api.db "SELECT …" | jq -c '.[]' | hist import -
@@ -20,23 +21,62 @@ pub struct ImportArgs {
     pub file: Option<PathBuf>,
 }
 
+/// Snapshots per SQLite commit.
+const BATCH: usize = 500;
+
+#[derive(Default)]
+struct Tally {
+    changed: usize,
+    unchanged: usize,
+    changes: usize,
+}
+
+impl Tally {
+    fn summary(&self) -> String {
+        format!(
+            "{} snapshots: {} changed ({} changes), {} unchanged",
+            self.changed + self.unchanged,
+            self.changed,
+            self.changes,
+            self.unchanged
+        )
+    }
+}
+
 pub fn cmd_import(ui: &mut Ui, env: &Env, args: &ImportArgs) -> Result<(), CliError> {
     let (name, bytes) = read_input(args.file.as_deref(), env)?;
     let text = std::str::from_utf8(&bytes)
         .map_err(|e| CliError::user(format!("{name} is not UTF-8: {e}")))?;
     let mut repo = env.repo()?;
-    let (mut changed, mut unchanged, mut changes) = (0usize, 0usize, 0usize);
+    let mut tally = Tally::default();
+    repo.begin_batch()?;
+    let result = import_lines(ui, env, &mut repo, &name, text, &mut tally);
+    // Whatever was recorded before a bad record stays recorded.
+    repo.commit_batch()?;
+    match result {
+        Ok(()) => ui.line(format!("imported {}", tally.summary())),
+        Err(e) => Err(e.hint(format!("recorded before it: {}", tally.summary()))),
+    }
+}
+
+fn import_lines(
+    ui: &mut Ui,
+    env: &Env,
+    repo: &mut Repo,
+    name: &str,
+    text: &str,
+    tally: &mut Tally,
+) -> Result<(), CliError> {
     for (i, line) in text.lines().enumerate() {
         let lineno = i + 1;
         if line.trim().is_empty() {
             continue;
         }
-        let fail = |msg: String| {
-            CliError::user(format!("{name} line {lineno}: {msg}")).hint(format!(
-                "the {} records before it were recorded ({changed} changed, {unchanged} unchanged)",
-                changed + unchanged
-            ))
-        };
+        if (tally.changed + tally.unchanged) % BATCH == BATCH - 1 {
+            repo.commit_batch()?;
+            repo.begin_batch()?;
+        }
+        let fail = |msg: String| CliError::user(format!("{name} line {lineno}: {msg}"));
         let record =
             crate::canon::parse_str(line).map_err(|e| fail(format!("not valid JSON: {e}")))?;
         let field = |name: &str| record.get(name).filter(|v| !v.is_null());
@@ -66,15 +106,12 @@ pub fn cmd_import(ui: &mut Ui, env: &Env, args: &ImportArgs) -> Result<(), CliEr
             ui.warn(format!("line {lineno}: {w}"));
         }
         match outcome {
-            PutOutcome::Unchanged => unchanged += 1,
+            PutOutcome::Unchanged => tally.unchanged += 1,
             PutOutcome::Changed(c) => {
-                changed += 1;
-                changes += c.len();
+                tally.changed += 1;
+                tally.changes += c.len();
             }
         }
     }
-    ui.line(format!(
-        "imported {} snapshots: {changed} changed ({changes} changes), {unchanged} unchanged",
-        changed + unchanged
-    ))
+    Ok(())
 }

@@ -26,7 +26,7 @@ CREATE TABLE change_log (
 CREATE UNIQUE INDEX change_key_seq ON change_log(key, seq);
 CREATE INDEX change_key_path ON change_log(key, path);
 CREATE INDEX change_tx ON change_log(tx);
-CREATE INDEX change_key_tx ON change_log(key, tx);
+CREATE INDEX change_key_tx ON change_log(key, tx, seq);
 
 CREATE TABLE doc (
     key         TEXT PRIMARY KEY,
