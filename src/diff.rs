@@ -71,6 +71,20 @@ pub fn element_key(elem: &Value, fields: &[String]) -> Vec<(String, Value)> {
         .collect()
 }
 
+/// The index of the element `key` names: a binary search when the array is in canonical
+/// order (as stored keyed arrays are), a scan otherwise.
+fn find_keyed(items: &[Value], key: &[(String, Value)]) -> Option<usize> {
+    if items.len() > 16 {
+        let fields: Vec<String> = key.iter().map(|(f, _)| f.clone()).collect();
+        let target = key_sort_text(key);
+        let i = items.partition_point(|e| keyed_sort_text(e, &fields) < target);
+        if items.get(i).is_some_and(|e| key_matches(e, key)) {
+            return Some(i);
+        }
+    }
+    items.iter().position(|e| key_matches(e, key))
+}
+
 /// True when `elem` is the element that `key` names.
 fn key_matches(elem: &Value, key: &[(String, Value)]) -> bool {
     key.iter()
@@ -368,10 +382,10 @@ fn step_mut<'a>(
             _ => Err(wrong("an object")),
         },
         Segment::Keyed(key) => match value {
-            Value::Array(items) => items
-                .iter_mut()
-                .find(|e| key_matches(e, key))
-                .ok_or_else(|| ApplyError::Missing(describe(at))),
+            Value::Array(items) => match find_keyed(items, key) {
+                Some(i) => Ok(&mut items[i]),
+                None => Err(ApplyError::Missing(describe(at))),
+            },
             _ => Err(wrong("an array")),
         },
         Segment::Member(m) => match value {
@@ -419,7 +433,7 @@ pub fn apply(doc: &mut Option<Value>, change: &Change) -> Result<(), ApplyError>
             Op::Remove => map.remove(name).map(drop).ok_or(ApplyError::Missing(at)),
         },
         (Segment::Keyed(key), Value::Array(items)) => {
-            let pos = items.iter().position(|e| key_matches(e, key));
+            let pos = find_keyed(items, key);
             apply_element(
                 items,
                 pos,

@@ -30,6 +30,7 @@ pub use path::DocPath;
 pub use read::{AsOf, Direction, HistoryEntry, LogEntry, LogFilter};
 pub use repo::{
     CHECKPOINT_EVERY, CHECKPOINT_MIN_BYTES, Commit, HIST_DIR, PutOutcome, Repo, TxOptions, Txn,
+    checkpoint_span,
 };
 pub use sql::{QueryResult, SqlValue};
 pub use time::{Timestamp, When};

@@ -20,10 +20,20 @@ use std::path::{Path, PathBuf};
 /// The directory that holds a repository's store.
 pub const HIST_DIR: &str = ".hist";
 
-/// A checkpoint is written once this many changes have accumulated since the last one…
+/// A checkpoint is written once this many changes have accumulated since the last one
+/// (more for large documents: see [`checkpoint_span`])…
 pub const CHECKPOINT_EVERY: i64 = 64;
 /// …or once the bytes of those changes outweigh the document (but at least this many bytes).
 pub const CHECKPOINT_MIN_BYTES: i64 = 4096;
+
+/// How many changes may pile up after a checkpoint of a document of `doc_bytes` canonical
+/// bytes before the next one: [`CHECKPOINT_EVERY`], or one change per 256 bytes of document
+/// for large documents (replaying a few hundred small changes costs less than
+/// decompressing and parsing one large checkpoint, and storage stays near git's). No as-of
+/// read replays more than this many changes.
+pub fn checkpoint_span(doc_bytes: i64) -> i64 {
+    CHECKPOINT_EVERY.max(doc_bytes / 256)
+}
 
 /// An open repository.
 pub struct Repo {
@@ -515,8 +525,19 @@ impl Txn<'_> {
         if let Some(doc) = next.as_mut() {
             canonicalize(doc, &rules, &mut warnings);
         }
+        self.replace_canonical(key, next, &rules, warnings)
+    }
+
+    /// [`Txn::replace_doc`] for a document already in canonical order.
+    fn replace_canonical(
+        &mut self,
+        key: &str,
+        next: Option<Value>,
+        rules: &KeyRules,
+        mut warnings: Vec<String>,
+    ) -> Result<Vec<Change>> {
         let p = self.pending(key)?;
-        let d = diff::diff(p.doc.as_ref(), next.as_ref(), &rules);
+        let d = diff::diff(p.doc.as_ref(), next.as_ref(), rules);
         warnings.extend(d.warnings);
         warnings.sort();
         warnings.dedup();
@@ -558,16 +579,27 @@ impl Txn<'_> {
     /// Records a whole snapshot of the document: only its structural difference from the
     /// last version is stored; an equal snapshot records a check and nothing else.
     pub fn put(&mut self, key: &str, mut doc: Value) -> Result<PutOutcome> {
+        check_key(key)?;
         let rules = KeyRules::for_key(self.rules.iter(), key);
         let mut warnings = Vec::new();
         canonicalize(&mut doc, &rules, &mut warnings);
         let hash = canon::hash(&doc);
-        let p = self.pending(key)?;
-        if p.hash.as_deref() == Some(hash.0.as_slice()) {
+        // Compare hashes before loading (and parsing) the stored document: an unchanged
+        // snapshot costs little more than reading the new one.
+        let stored = match self.index.get(key) {
+            Some(&i) => self.pending[i].hash.clone(),
+            None => self
+                .sql
+                .query_row("SELECT hash FROM doc WHERE key = ?1", [key], |r| r.get(0))
+                .optional()?
+                .flatten(),
+        };
+        if stored.as_deref() == Some(hash.0.as_slice()) {
             self.checks.push((key.to_owned(), hash.to_hex()));
             return Ok(PutOutcome::Unchanged);
         }
-        self.replace_doc(key, Some(doc)).map(PutOutcome::Changed)
+        self.replace_canonical(key, Some(doc), &rules, warnings)
+            .map(PutOutcome::Changed)
     }
 
     /// Declares a rule (recorded with this transaction).
@@ -655,7 +687,7 @@ impl Txn<'_> {
                     .map_or(0, |t| i64::try_from(t.len()).unwrap_or(i64::MAX));
                 let count = p.ckpt_count + i64::try_from(p.changes.len()).unwrap_or(i64::MAX);
                 let weight = p.ckpt_bytes.saturating_add(bytes);
-                let (ckpt_seq, ckpt_count, ckpt_bytes) = if count >= CHECKPOINT_EVERY
+                let (ckpt_seq, ckpt_count, ckpt_bytes) = if count >= checkpoint_span(doc_len)
                     || weight > doc_len.max(CHECKPOINT_MIN_BYTES)
                 {
                     let object = match &text {

@@ -23,6 +23,7 @@ pub(crate) fn open_db(path: &Path, create: bool) -> rusqlite::Result<Connection>
     conn.execute_batch(
         "PRAGMA journal_mode = WAL;
          PRAGMA synchronous = FULL;
+         PRAGMA journal_size_limit = 8388608;
          PRAGMA foreign_keys = ON;",
     )?;
     Ok(conn)

@@ -7,9 +7,14 @@ use serde_json::Value;
 use std::path::PathBuf;
 
 fn suite(name: &str) -> Option<Vec<Value>> {
-    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared/conformance/json-patch-tests").join(name);
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../shared/conformance/json-patch-tests")
+        .join(name);
     let Ok(bytes) = std::fs::read(&path) else {
-        eprintln!("SKIPPED: ../shared/conformance not found ({})", path.display());
+        eprintln!(
+            "SKIPPED: ../shared/conformance not found ({})",
+            path.display()
+        );
         return None;
     };
     // A lenient reader on purpose: two disabled records repeat the key "op".
@@ -28,23 +33,39 @@ fn run_suite(name: &str) {
         let mut repo = Repo::init(dir.path()).unwrap();
         let actor = Actor::parse("test:patch").unwrap();
         let doc = hist::canon::normalize(case["doc"].clone()).unwrap();
-        let mut txn = repo.begin(TxOptions::new(actor.clone(), "write", Timestamp(1))).unwrap();
+        let mut txn = repo
+            .begin(TxOptions::new(actor.clone(), "write", Timestamp(1)))
+            .unwrap();
         txn.put("k", doc.clone()).unwrap();
         txn.commit().unwrap();
         let comment = case.get("comment").and_then(Value::as_str).unwrap_or("");
-        let patch = serde_json::from_value::<json_patch::Patch>(hist::canon::normalize(case["patch"].clone()).unwrap());
-        let mut txn = repo.begin(TxOptions::new(actor, "write", Timestamp(2))).unwrap();
-        let result = patch.map_err(|e| e.to_string()).and_then(|p| txn.patch("k", &p).map_err(|e| e.to_string()));
+        let patch = serde_json::from_value::<json_patch::Patch>(
+            hist::canon::normalize(case["patch"].clone()).unwrap(),
+        );
+        let mut txn = repo
+            .begin(TxOptions::new(actor, "write", Timestamp(2)))
+            .unwrap();
+        let result = patch
+            .map_err(|e| e.to_string())
+            .and_then(|p| txn.patch("k", &p).map_err(|e| e.to_string()));
         if let Some(expected) = case.get("expected") {
             result.unwrap_or_else(|e| panic!("{name} #{i} ({comment}): {e}"));
             txn.commit().unwrap();
             let expected = hist::canon::normalize(expected.clone()).unwrap();
-            assert_eq!(repo.current("k").unwrap(), Some(expected), "{name} #{i} ({comment})");
+            assert_eq!(
+                repo.current("k").unwrap(),
+                Some(expected),
+                "{name} #{i} ({comment})"
+            );
             passed += 1;
         } else if case.get("error").is_some() {
             assert!(result.is_err(), "{name} #{i} ({comment}) should fail");
             drop(txn);
-            assert_eq!(repo.current("k").unwrap(), Some(doc), "{name} #{i}: a refused patch wrote");
+            assert_eq!(
+                repo.current("k").unwrap(),
+                Some(doc),
+                "{name} #{i}: a refused patch wrote"
+            );
             assert_eq!(repo.log(&hist::LogFilter::default()).unwrap().len(), 1);
             refused += 1;
         } else {

@@ -7,15 +7,24 @@ use serde_json::{Value, json};
 const W: [&str; 2] = ["--actor", "poller:acme"];
 
 fn ingest(env: &TestEnv, key: &str, doc: &Value) -> crate::common::Run {
-    env.run_stdin(&[&["ingest", key, "-"][..], &W].concat(), doc.to_string().as_bytes())
+    env.run_stdin(
+        &[&["ingest", key, "-"][..], &W].concat(),
+        doc.to_string().as_bytes(),
+    )
 }
 
 fn rules(env: &TestEnv, args: &[&str]) {
-    env.run(&[&["rules"][..], args, &["--actor", "user:sam"]].concat()).ok();
+    env.run(&[&["rules"][..], args, &["--actor", "user:sam"]].concat())
+        .ok();
 }
 
 fn sql(env: &TestEnv, q: &str) -> String {
-    env.run(&["sql", "--csv", q]).ok().lines().skip(1).collect::<Vec<_>>().join("\n")
+    env.run(&["sql", "--csv", q])
+        .ok()
+        .lines()
+        .skip(1)
+        .collect::<Vec<_>>()
+        .join("\n")
 }
 
 #[test]
@@ -24,10 +33,16 @@ fn an_equal_snapshot_records_only_a_check() {
     let doc = json!({"b": [1, 2], "a": {"x": 1.0}});
     ingest(&env, "feed/acme", &doc).ok();
     // Same content, other member order and number spelling: unchanged.
-    let same = env.run_stdin(&[&["ingest", "feed/acme", "-"][..], &W].concat(), br#"{"a":{"x":1},"b":[1,2]}"#);
+    let same = env.run_stdin(
+        &[&["ingest", "feed/acme", "-"][..], &W].concat(),
+        br#"{"a":{"x":1},"b":[1,2]}"#,
+    );
     assert_eq!(same.ok(), "unchanged\n");
     assert_eq!(sql(&env, "SELECT count(*) FROM transactions"), "1");
-    assert_eq!(sql(&env, "SELECT key, actor FROM checks"), "feed/acme,poller:acme");
+    assert_eq!(
+        sql(&env, "SELECT key, actor FROM checks"),
+        "feed/acme,poller:acme"
+    );
     let hash = env.run_stdin(&["canon", "--hash", "-"], doc.to_string().as_bytes());
     assert_eq!(sql(&env, "SELECT hash FROM checks"), hash.ok().trim());
 }
@@ -36,17 +51,29 @@ fn an_equal_snapshot_records_only_a_check() {
 fn an_insert_at_the_top_of_a_keyed_list_is_one_add() {
     let env = TestEnv::init();
     rules(&env, &["array-key", "/items", "id"]);
-    let items: Vec<Value> = (1..=1000).map(|i| json!({"id": i, "price": i * 10})).collect();
+    let items: Vec<Value> = (1..=1000)
+        .map(|i| json!({"id": i, "price": i * 10}))
+        .collect();
     ingest(&env, "feed", &json!({ "items": items })).ok();
     let mut more = vec![json!({"id": 0, "price": 5})];
     more.extend(items.iter().cloned());
     more[500]["price"] = json!(1);
     let out = ingest(&env, "feed", &json!({ "items": more }));
-    assert_eq!(out.ok(), "+ /items[id=0]: {\"id\":0,\"price\":5}\n~ /items[id=500]/price: 5000 -> 1\nrecorded tx 3 (2 changes)\n");
+    assert_eq!(
+        out.ok(),
+        "+ /items[id=0]: {\"id\":0,\"price\":5}\n~ /items[id=500]/price: 5000 -> 1\nrecorded tx 3 (2 changes)\n"
+    );
     // Order within a keyed array is not history.
     more.reverse();
-    assert_eq!(ingest(&env, "feed", &json!({ "items": more })).ok(), "unchanged\n");
-    assert_eq!(env.run(&["show", "feed", "--path", "/items[id=500]/price"]).ok(), "1\n");
+    assert_eq!(
+        ingest(&env, "feed", &json!({ "items": more })).ok(),
+        "unchanged\n"
+    );
+    assert_eq!(
+        env.run(&["show", "feed", "--path", "/items[id=500]/price"])
+            .ok(),
+        "1\n"
+    );
     env.run(&["fsck"]).ok();
 }
 
@@ -55,11 +82,31 @@ fn sets_ignore_order_and_record_element_changes() {
     let env = TestEnv::init();
     rules(&env, &["array-key", "/items", "id"]);
     rules(&env, &["set", "/items[*]/tags"]);
-    ingest(&env, "f", &json!({"items": [{"id": 1, "tags": ["red", "big"]}]})).ok();
-    assert_eq!(ingest(&env, "f", &json!({"items": [{"id": 1, "tags": ["big", "red"]}]})).ok(), "unchanged\n");
-    let out = ingest(&env, "f", &json!({"items": [{"id": 1, "tags": ["big", "blue"]}]}));
+    ingest(
+        &env,
+        "f",
+        &json!({"items": [{"id": 1, "tags": ["red", "big"]}]}),
+    )
+    .ok();
+    assert_eq!(
+        ingest(
+            &env,
+            "f",
+            &json!({"items": [{"id": 1, "tags": ["big", "red"]}]})
+        )
+        .ok(),
+        "unchanged\n"
+    );
+    let out = ingest(
+        &env,
+        "f",
+        &json!({"items": [{"id": 1, "tags": ["big", "blue"]}]}),
+    );
     // Element changes come in canonical element order.
-    assert_eq!(out.ok(), "+ /items[id=1]/tags[=\"blue\"]: \"blue\"\n- /items[id=1]/tags[=\"red\"]: \"red\"\nrecorded tx 4 (2 changes)\n");
+    assert_eq!(
+        out.ok(),
+        "+ /items[id=1]/tags[=\"blue\"]: \"blue\"\n- /items[id=1]/tags[=\"red\"]: \"red\"\nrecorded tx 4 (2 changes)\n"
+    );
     let h = env.run(&["history", "f", "/items[id=1]/tags[=\"red\"]"]);
     assert!(h.ok().contains("- \"red\""), "{}", h.stdout);
 }
@@ -67,17 +114,53 @@ fn sets_ignore_order_and_record_element_changes() {
 #[test]
 fn composite_keys_and_root_arrays() {
     let env = TestEnv::init();
-    rules(&env, &["array-key", "/prefixes", "ip_prefix,service,region"]);
+    rules(
+        &env,
+        &["array-key", "/prefixes", "ip_prefix,service,region"],
+    );
     let p = |ip: &str, svc: &str, region: &str, n: i64| json!({"ip_prefix": ip, "service": svc, "region": region, "n": n});
     ingest(&env, "aws", &json!({"prefixes": [p("3.5.140.0/22", "EC2", "ap-northeast-2", 1), p("3.5.140.0/22", "S3", "ap-northeast-2", 1)]})).ok();
-    let out = ingest(&env, "aws", &json!({"prefixes": [p("3.5.140.0/22", "EC2", "ap-northeast-2", 2), p("3.5.140.0/22", "S3", "ap-northeast-2", 1)]}));
-    assert_eq!(out.ok(), "~ /prefixes[ip_prefix=\"3.5.140.0/22\",service=\"EC2\",region=\"ap-northeast-2\"]/n: 1 -> 2\nrecorded tx 3 (1 change)\n");
+    let out = ingest(
+        &env,
+        "aws",
+        &json!({"prefixes": [p("3.5.140.0/22", "EC2", "ap-northeast-2", 2), p("3.5.140.0/22", "S3", "ap-northeast-2", 1)]}),
+    );
+    assert_eq!(
+        out.ok(),
+        "~ /prefixes[ip_prefix=\"3.5.140.0/22\",service=\"EC2\",region=\"ap-northeast-2\"]/n: 1 -> 2\nrecorded tx 3 (1 change)\n"
+    );
     // A document that is itself an array.
-    env.run(&["rules", "array-key", "\"\"", "id", "--keys", "list/*", "--actor", "user:sam"]).ok();
-    ingest(&env, "list/a", &json!([{"id": 42, "status": "open"}, {"id": 7, "status": "open"}])).ok();
-    let out = ingest(&env, "list/a", &json!([{"id": 42, "status": "closed"}, {"id": 7, "status": "open"}]));
-    assert_eq!(out.ok(), "~ [id=42]/status: \"open\" -> \"closed\"\nrecorded tx 6 (1 change)\n");
-    assert_eq!(env.run(&["show", "list/a", "@tx:5", "--path", "[id=42]/status"]).ok(), "\"open\"\n");
+    env.run(&[
+        "rules",
+        "array-key",
+        "\"\"",
+        "id",
+        "--keys",
+        "list/*",
+        "--actor",
+        "user:sam",
+    ])
+    .ok();
+    ingest(
+        &env,
+        "list/a",
+        &json!([{"id": 42, "status": "open"}, {"id": 7, "status": "open"}]),
+    )
+    .ok();
+    let out = ingest(
+        &env,
+        "list/a",
+        &json!([{"id": 42, "status": "closed"}, {"id": 7, "status": "open"}]),
+    );
+    assert_eq!(
+        out.ok(),
+        "~ [id=42]/status: \"open\" -> \"closed\"\nrecorded tx 6 (1 change)\n"
+    );
+    assert_eq!(
+        env.run(&["show", "list/a", "@tx:5", "--path", "[id=42]/status"])
+            .ok(),
+        "\"open\"\n"
+    );
 }
 
 #[test]
@@ -85,17 +168,39 @@ fn missing_key_fields_count_as_null_and_duplicates_fall_back_to_opaque() {
     let env = TestEnv::init();
     rules(&env, &["array-key", "/items", "id"]);
     ingest(&env, "f", &json!({"items": [{"id": 1}, {"name": "no id"}]})).ok();
-    let out = ingest(&env, "f", &json!({"items": [{"id": 1}, {"name": "still no id"}]}));
-    assert_eq!(out.ok(), "~ /items[id=null]/name: \"no id\" -> \"still no id\"\nrecorded tx 3 (1 change)\n");
+    let out = ingest(
+        &env,
+        "f",
+        &json!({"items": [{"id": 1}, {"name": "still no id"}]}),
+    );
+    assert_eq!(
+        out.ok(),
+        "~ /items[id=null]/name: \"no id\" -> \"still no id\"\nrecorded tx 3 (1 change)\n"
+    );
     // Two elements without an id: not unique, so the array is one value for this write.
-    let out = ingest(&env, "f", &json!({"items": [{"id": 1}, {"name": "a"}, {"name": "b"}]}));
-    assert!(out.stderr.contains("hist: warning: f: the array at /items has elements with the same key (id)"), "{}", out.stderr);
+    let out = ingest(
+        &env,
+        "f",
+        &json!({"items": [{"id": 1}, {"name": "a"}, {"name": "b"}]}),
+    );
+    assert!(
+        out.stderr
+            .contains("hist: warning: f: the array at /items has elements with the same key (id)"),
+        "{}",
+        out.stderr
+    );
     assert!(out.ok().starts_with("~ /items: "));
-    assert_eq!(env.run(&["show", "f", "--json"]).ok(), "{\"items\":[{\"id\":1},{\"name\":\"a\"},{\"name\":\"b\"}]}\n");
+    assert_eq!(
+        env.run(&["show", "f", "--json"]).ok(),
+        "{\"items\":[{\"id\":1},{\"name\":\"a\"},{\"name\":\"b\"}]}\n"
+    );
     // A key may change type: 123 and "123" are different elements.
     ingest(&env, "g", &json!({"items": [{"id": 123}]})).ok();
     let out = ingest(&env, "g", &json!({"items": [{"id": "123"}]}));
-    assert_eq!(out.ok(), "+ /items[id=\"123\"]: {\"id\":\"123\"}\n- /items[id=123]: {\"id\":123}\nrecorded tx 6 (2 changes)\n");
+    assert_eq!(
+        out.ok(),
+        "+ /items[id=\"123\"]: {\"id\":\"123\"}\n- /items[id=123]: {\"id\":123}\nrecorded tx 6 (2 changes)\n"
+    );
     env.run(&["fsck"]).ok();
 }
 
@@ -104,7 +209,10 @@ fn invalid_json_is_refused_with_its_position() {
     let env = TestEnv::init();
     ingest(&env, "k", &json!({"a": 1})).ok();
     let before = env.db_dump();
-    let out = env.run_stdin(&[&["ingest", "k", "-"][..], &W].concat(), b"{\"a\": 1,\n \"b\": }");
+    let out = env.run_stdin(
+        &[&["ingest", "k", "-"][..], &W].concat(),
+        b"{\"a\": 1,\n \"b\": }",
+    );
     let err = out.fails(1);
     assert!(err.contains("line 2, column"), "{err}");
     env.write("dup.json", r#"{"a": 1, "a": 2}"#);
@@ -116,7 +224,9 @@ fn invalid_json_is_refused_with_its_position() {
 #[test]
 fn large_values_are_stored_once_as_objects() {
     let env = TestEnv::init();
-    let big: Vec<Value> = (0..20_000).map(|i| json!(format!("entry number {i}"))).collect();
+    let big: Vec<Value> = (0..20_000)
+        .map(|i| json!(format!("entry number {i}")))
+        .collect();
     ingest(&env, "k", &json!({"big": big, "v": 1})).ok();
     let mut big2 = big.clone();
     big2.push(json!("one more"));
@@ -124,13 +234,34 @@ fn large_values_are_stored_once_as_objects() {
     ingest(&env, "k", &json!({"big": big, "v": 1})).ok();
     // The array is opaque: each change replaces it whole, but rows reference objects, and
     // the new value of one change is the old value of the next: the same object.
-    assert_eq!(sql(&env, "SELECT count(*) FROM change_log WHERE length(coalesce(old, '')) + length(coalesce(new, '')) > 4096"), "0");
-    assert_eq!(sql(&env, "SELECT count(DISTINCT new_obj) FROM change_log WHERE new_obj IS NOT NULL"), "3");
     assert_eq!(
-        sql(&env, "SELECT count(*) FROM change_log a JOIN change_log b ON b.seq = a.seq + 1 AND b.key = a.key WHERE a.new_obj = b.old_obj"),
+        sql(
+            &env,
+            "SELECT count(*) FROM change_log WHERE length(coalesce(old, '')) + length(coalesce(new, '')) > 4096"
+        ),
+        "0"
+    );
+    assert_eq!(
+        sql(
+            &env,
+            "SELECT count(DISTINCT new_obj) FROM change_log WHERE new_obj IS NOT NULL"
+        ),
+        "3"
+    );
+    assert_eq!(
+        sql(
+            &env,
+            "SELECT count(*) FROM change_log a JOIN change_log b ON b.seq = a.seq + 1 AND b.key = a.key WHERE a.new_obj = b.old_obj"
+        ),
         "1"
     );
-    assert_eq!(env.run(&["show", "k", "@tx:2", "--path", "/big"]).ok().lines().count(), 20_003);
+    assert_eq!(
+        env.run(&["show", "k", "@tx:2", "--path", "/big"])
+            .ok()
+            .lines()
+            .count(),
+        20_003
+    );
     env.run(&["fsck"]).ok();
 }
 
@@ -144,13 +275,25 @@ fn import_batches_snapshots_and_stops_at_a_bad_record() {
         lines.push('\n');
     }
     let out = env.run_stdin(&["import", "-"], lines.as_bytes());
-    assert_eq!(out.ok(), "imported 9 snapshots: 4 changed (4 changes), 5 unchanged\n");
-    assert_eq!(env.run(&["show", "feed/a", "@2026-09-05", "--json"]).ok(), "{\"price\":1}\n");
+    assert_eq!(
+        out.ok(),
+        "imported 9 snapshots: 4 changed (4 changes), 5 unchanged\n"
+    );
+    assert_eq!(
+        env.run(&["show", "feed/a", "@2026-09-05", "--json"]).ok(),
+        "{\"price\":1}\n"
+    );
     let bad = "{\"key\":\"feed/b\",\"actor\":\"poller:a\",\"doc\":1}\n{\"key\":\"feed/b\",\"actor\":\"nobody\",\"doc\":2}\n{\"key\":\"feed/b\",\"actor\":\"poller:a\",\"doc\":3}\n";
     let out = env.run_stdin(&["import", "-"], bad.as_bytes());
     let err = out.fails(1);
-    assert!(err.contains("standard input line 2: actor \"nobody\""), "{err}");
-    assert!(err.contains("recorded before it: 1 snapshots: 1 changed"), "{err}");
+    assert!(
+        err.contains("standard input line 2: actor \"nobody\""),
+        "{err}"
+    );
+    assert!(
+        err.contains("recorded before it: 1 snapshots: 1 changed"),
+        "{err}"
+    );
     assert_eq!(env.run(&["show", "feed/b"]).ok(), "1\n");
     env.run(&["fsck"]).ok();
 }
@@ -181,10 +324,25 @@ fn json_patch_export_turns_a_into_b() {
     for a in 3..=6 {
         for b in 3..=6 {
             let at = |tx: i64| -> Value {
-                serde_json::from_str(&env.run(&["show", "k", &format!("@tx:{tx}"), "--json"]).stdout).unwrap()
+                serde_json::from_str(
+                    &env.run(&["show", "k", &format!("@tx:{tx}"), "--json"])
+                        .stdout,
+                )
+                .unwrap()
             };
-            let patch = env.run(&["diff", "k", &format!("@tx:{a}"), &format!("@tx:{b}"), "--format", "json-patch"]);
-            assert_eq!(apply_patch(&at(a), patch.ok()), at(b), "diff @tx:{a} @tx:{b}");
+            let patch = env.run(&[
+                "diff",
+                "k",
+                &format!("@tx:{a}"),
+                &format!("@tx:{b}"),
+                "--format",
+                "json-patch",
+            ]);
+            assert_eq!(
+                apply_patch(&at(a), patch.ok()),
+                at(b),
+                "diff @tx:{a} @tx:{b}"
+            );
         }
     }
 }

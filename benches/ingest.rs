@@ -1,0 +1,200 @@
+//! Snapshot ingest benchmark (issue 3), reported as ratios measured in one run.
+//!
+//! Generates (no downloads) a product feed of 50,000 records keyed by `id` (about 10 MB) and
+//! a sequence of versions where 1% of records change a field, 0.2% are inserted at the top,
+//! 0.2% are removed, and tags are reshuffled. Measures, with the release `hist` binary:
+//! - ingest of a changed version vs `hist canon` of the same file (target <= 3x);
+//! - re-ingest of an unchanged version vs `hist canon` (target <= 1.5x);
+//! - peak memory of an ingest vs the file size (target <= 8x; needs /usr/bin/time);
+//! - bytes under `.hist/` after N versions vs the N files zstd-compressed one by one
+//!   (target < 1/4).
+//!
+//! Run with `cargo bench --bench ingest`; `HIST_BENCH_VERSIONS` sets N (default 100).
+
+use serde_json::{Value, json};
+use std::path::Path;
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+struct Rng(u64);
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0
+    }
+    fn below(&mut self, n: u64) -> u64 {
+        self.next() % n
+    }
+}
+
+const TAGS: [&str; 8] = ["new", "sale", "eco", "bulk", "gift", "red", "blue", "xl"];
+
+fn record(id: u64, rng: &mut Rng) -> Value {
+    let tags: Vec<&str> = TAGS.iter().copied().filter(|_| rng.below(3) == 0).collect();
+    json!({
+        "id": id,
+        "sku": format!("SKU-{id:08}"),
+        "name": format!("Product number {id} in the catalogue"),
+        "price": (rng.below(100_000) as f64) / 100.0,
+        "stock": rng.below(500),
+        "tags": tags,
+        "dimensions": {"w": rng.below(100), "h": rng.below(100), "d": rng.below(100)},
+    })
+}
+
+fn dir_size(p: &Path) -> u64 {
+    walkdir::WalkDir::new(p)
+        .into_iter()
+        .filter_map(Result::ok)
+        .filter_map(|e| e.metadata().ok())
+        .filter(|m| m.is_file())
+        .map(|m| m.len())
+        .sum()
+}
+
+fn timed(cmd: &mut Command) -> (Duration, Option<u64>) {
+    let use_time = Path::new("/usr/bin/time").exists();
+    let mut full = if use_time {
+        let mut c = Command::new("/usr/bin/time");
+        c.arg("-f")
+            .arg("%M")
+            .arg(cmd.get_program())
+            .args(cmd.get_args());
+        if let Some(d) = cmd.get_current_dir() {
+            c.current_dir(d);
+        }
+        c
+    } else {
+        Command::new(cmd.get_program())
+    };
+    if !use_time {
+        full.args(cmd.get_args());
+        if let Some(d) = cmd.get_current_dir() {
+            full.current_dir(d);
+        }
+    }
+    full.env("HIST_ACTOR", "bench:poller");
+    let t = Instant::now();
+    let out = full.output().expect("run");
+    let elapsed = t.elapsed();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let kb = use_time
+        .then(|| {
+            String::from_utf8_lossy(&out.stderr)
+                .lines()
+                .last()
+                .and_then(|l| l.trim().parse().ok())
+        })
+        .flatten();
+    (elapsed, kb)
+}
+
+fn main() {
+    if std::env::args().any(|a| a == "--list") {
+        return;
+    }
+    let versions: usize = std::env::var("HIST_BENCH_VERSIONS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(100);
+    let exe = env!("CARGO_BIN_EXE_hist");
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let repo = tmp.path().join("repo");
+    std::fs::create_dir_all(&repo).expect("mkdir");
+    let hist = |args: &[&str]| {
+        let mut c = Command::new(exe);
+        c.args(args).current_dir(&repo);
+        c
+    };
+    timed(&mut hist(&["init"]));
+    timed(&mut hist(&["rules", "array-key", "/items", "id"]));
+    timed(&mut hist(&["rules", "set", "/items[*]/tags"]));
+
+    let mut rng = Rng(0x9e37_79b9_7f4a_7c15);
+    let mut items: Vec<Value> = (1..=50_000).map(|id| record(id, &mut rng)).collect();
+    let mut next_id = 50_001;
+    let (mut canon_t, mut ingest_t, mut unchanged_t) = (Vec::new(), Vec::new(), Vec::new());
+    let (mut peak_kb, mut file_bytes, mut zstd_bytes) = (0u64, 0u64, 0u64);
+    for v in 0..versions {
+        if v > 0 {
+            for _ in 0..items.len() / 100 {
+                let i = rng.below(items.len() as u64) as usize;
+                items[i]["price"] = json!((rng.below(100_000) as f64) / 100.0);
+            }
+            for _ in 0..items.len() / 500 {
+                let i = rng.below(items.len() as u64) as usize;
+                items.remove(i);
+            }
+            for _ in 0..100 {
+                items.insert(0, record(next_id, &mut rng));
+                next_id += 1;
+            }
+            // Reshuffle some tag lists (order only: not a change).
+            for _ in 0..items.len() / 50 {
+                let i = rng.below(items.len() as u64) as usize;
+                if let Some(tags) = items[i]["tags"].as_array_mut() {
+                    tags.reverse();
+                }
+            }
+        }
+        let bytes = serde_json::to_vec(&json!({"vendor": "acme", "items": items})).expect("json");
+        let file = tmp.path().join(format!("v{v}.json"));
+        std::fs::write(&file, &bytes).expect("write");
+        file_bytes = bytes.len() as u64;
+        zstd_bytes += zstd::bulk::compress(&bytes, 3).expect("zstd").len() as u64;
+        let f = file.to_str().expect("utf-8 path");
+        let (c, _) = timed(&mut hist(&["canon", f]));
+        let (t, kb) = timed(&mut hist(&["ingest", "feed/acme", f]));
+        if v > 0 {
+            canon_t.push(c);
+            ingest_t.push(t);
+        }
+        peak_kb = peak_kb.max(kb.unwrap_or(0));
+        if v % 10 == 1 {
+            unchanged_t.push(timed(&mut hist(&["ingest", "feed/acme", f])).0);
+        }
+        std::fs::remove_file(&file).expect("rm");
+    }
+    let median = |mut xs: Vec<Duration>| {
+        xs.sort();
+        xs[xs.len() / 2]
+    };
+    let (c, i, u) = (median(canon_t), median(ingest_t), median(unchanged_t));
+    let stored = dir_size(&repo.join(".hist"));
+    println!(
+        "feed: {} records, {:.1} MB per version, {versions} versions",
+        items.len(),
+        file_bytes as f64 / 1e6
+    );
+    println!(
+        "hist canon median {c:?}; ingest (changed) median {i:?}; re-ingest (unchanged) median {u:?}"
+    );
+    println!(
+        "ingest changed / canon:   {:.2}  (target <= 3)",
+        i.as_secs_f64() / c.as_secs_f64()
+    );
+    println!(
+        "ingest unchanged / canon: {:.2}  (target <= 1.5)",
+        u.as_secs_f64() / c.as_secs_f64()
+    );
+    if peak_kb > 0 {
+        println!(
+            "peak memory of an ingest / file size: {:.1}  (target <= 8)",
+            peak_kb as f64 * 1024.0 / file_bytes as f64
+        );
+    } else {
+        println!("peak memory: /usr/bin/time not found, not measured");
+    }
+    println!(
+        "storage: .hist {:.1} MB vs {versions} files zstd'd one by one {:.1} MB: ratio {:.3}  (target < 0.25)",
+        stored as f64 / 1e6,
+        zstd_bytes as f64 / 1e6,
+        stored as f64 / zstd_bytes as f64
+    );
+}
