@@ -173,16 +173,21 @@ fn parse_error(text: &str, e: &serde_json::Error) -> ParseError {
     } else {
         message.to_owned()
     };
-    let line = e.line().max(1);
-    // serde_json counts bytes; count the characters that start within those bytes instead.
-    let line_start = text
+    // serde_json counts bytes, and column `c` of line `l` is the byte `c - 1` of the line
+    // (column 0: the line's first byte is not read yet, the error is at the `\n` before).
+    let line_start: usize = text
         .split_inclusive('\n')
-        .take(line - 1)
+        .take(e.line().saturating_sub(1))
         .map(str::len)
-        .sum::<usize>();
-    let rest = text.as_bytes().get(line_start..).unwrap_or_default();
-    let rest = &rest[..rest.len().min(e.column())];
-    let column = rest.iter().filter(|&&b| b & 0xC0 != 0x80).count().max(1);
+        .sum();
+    let mut at = match e.column() {
+        0 => line_start.saturating_sub(1),
+        c => (line_start + c - 1).min(text.len()),
+    };
+    while !text.is_char_boundary(at) {
+        at -= 1;
+    }
+    let (line, column) = position_of_byte(text.as_bytes(), at);
     ParseError {
         line,
         column,

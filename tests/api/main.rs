@@ -2,4 +2,5 @@
 #![allow(clippy::unwrap_used)]
 
 mod asof;
+mod canon;
 mod path;
