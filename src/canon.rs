@@ -593,6 +593,25 @@ fn write_number(n: &Number, out: &mut Vec<u8>) {
     out.extend_from_slice(canonical.as_bytes());
 }
 
+/// How each byte is written inside a string: 0 as itself, `u` as `\u00xx`, else `\` and
+/// that byte.
+const ESCAPE: [u8; 256] = {
+    let mut table = [0u8; 256];
+    let mut b = 0;
+    while b < 0x20 {
+        table[b] = b'u';
+        b += 1;
+    }
+    table[0x08] = b'b';
+    table[0x09] = b't';
+    table[0x0A] = b'n';
+    table[0x0C] = b'f';
+    table[0x0D] = b'r';
+    table[b'"' as usize] = b'"';
+    table[b'\\' as usize] = b'\\';
+    table
+};
+
 /// Writes a string with minimal escaping (see the module doc).
 fn write_string(s: &str, out: &mut Vec<u8>) {
     const HEX: &[u8; 16] = b"0123456789abcdef";
@@ -601,19 +620,12 @@ fn write_string(s: &str, out: &mut Vec<u8>) {
     out.push(b'"');
     let mut start = 0;
     for (i, &b) in bytes.iter().enumerate() {
-        let short: &[u8] = match b {
-            b'"' => b"\\\"",
-            b'\\' => b"\\\\",
-            b'\n' => b"\\n",
-            b'\r' => b"\\r",
-            b'\t' => b"\\t",
-            0x08 => b"\\b",
-            0x0C => b"\\f",
-            0x00..=0x1F => b"",
-            _ => continue,
-        };
+        let escape = ESCAPE[usize::from(b)];
+        if escape == 0 {
+            continue;
+        }
         out.extend_from_slice(&bytes[start..i]);
-        if short.is_empty() {
+        if escape == b'u' {
             out.extend_from_slice(&[
                 b'\\',
                 b'u',
@@ -623,7 +635,7 @@ fn write_string(s: &str, out: &mut Vec<u8>) {
                 HEX[usize::from(b & 0xF)],
             ]);
         } else {
-            out.extend_from_slice(short);
+            out.extend_from_slice(&[b'\\', escape]);
         }
         start = i + 1;
     }
