@@ -71,23 +71,32 @@
 //! scalar values) from the start of the line. Where a check fires after a token has been
 //! read (a duplicate name, a non-finite number), the column is the token's last character.
 //!
-//! Results on the JSONTestSuite files that a parser may accept or refuse (`i_*`, pinned in
-//! `tests/api/canon.rs`): numbers that underflow to zero or fit no integer type are
-//! accepted (`i_number_real_underflow` → `0`, `i_number_too_big_pos_int` kept digit for
-//! digit, `i_number_double_huge_neg_exp` → `0`); numbers that overflow a double are
-//! refused (`i_number_huge_exp`, `i_number_real_pos_overflow`, ...); every malformed or
-//! lone surrogate escape, every invalid UTF-8 sequence, the UTF-16 files and the UTF-8 BOM
-//! are refused; `i_structure_500_nested_arrays` is refused (deeper than [`MAX_DEPTH`]).
+//! Of the 35 JSONTestSuite files a parser may accept or refuse (`i_*`; each outcome is
+//! pinned in `tests/api/canon.rs`), 5 are accepted and 30 refused:
+//! - accepted: integers beyond 64 bits, kept digit for digit (`i_number_too_big_pos_int`,
+//!   `i_number_too_big_neg_int`, `i_number_very_big_negative_int`), and doubles that
+//!   underflow to `0` (`i_number_real_underflow`, `i_number_double_huge_neg_exp`);
+//! - refused: the 5 numbers that overflow a double (`i_number_huge_exp`, ...), the 10 lone,
+//!   truncated or inverted surrogate escapes, the 13 files that are not UTF-8 (among them
+//!   an encoded surrogate U+D800, overlong forms and the 3 UTF-16 files), the UTF-8 BOM
+//!   (`i_structure_UTF-8_BOM_empty_object`) and 500 nested arrays (over [`MAX_DEPTH`]).
+//!
+//! Values that do not come from [`parse`] are not depth-checked: [`normalize`] and the
+//! writers recurse, so a value nested many thousands of levels deep (which [`parse`] never
+//! returns) could exhaust the stack.
 //!
 //! # The reserved member name `$serde_json::private::Number`
 //!
 //! With `arbitrary_precision`, `serde_json` hands each number to a visitor disguised as a
 //! one-member object whose name is `$serde_json::private::Number` and whose value is the
 //! number's text. [`parse`] tells the two apart by how the value arrives (an owned string
-//! from the number path, a parsed JSON value from real input), so a real member with that
-//! name is an ordinary member: `{"$serde_json::private::Number":"1"}` parses to an object
-//! holding the string `"1"`, and prints back canonically as itself. Beware that handing such
-//! a [`Value`] to `serde_json`'s own serializer and parser again turns it into a number.
+//! from the number path, a parsed JSON value from real input) and **refuses a real member
+//! with that name**, wherever it stands: `{"$serde_json::private::Number":"1"}` is an error
+//! (`member name "$serde_json::private::Number" is reserved ...`), never the number `1`.
+//! Accepting it would not be safe: `serde_json::from_str` (which hist uses to read back its
+//! own stored text) would turn that object into the number `1`, silently changing the
+//! document. The writers and [`normalize`] treat such a member, in a [`Value`] built
+//! elsewhere, as an ordinary member.
 use serde::de::{self, DeserializeSeed, MapAccess, SeqAccess, Visitor};
 use serde_json::map::Entry;
 use serde_json::{Map, Number, Value};
@@ -288,13 +297,16 @@ impl<'de> Visitor<'de> for ValueVisitor {
                         .map(Value::Number)
                         .map_err(de::Error::custom);
                 }
-                NumberOrValue::Value(v) => v,
+                NumberOrValue::Value(_) => return Err(reserved_name()),
             }
         } else {
             map.next_value_seed(ValueSeed)?
         };
         members.insert(first, first_value);
         while let Some(key) = map.next_key::<String>()? {
+            if key == NUMBER_TOKEN {
+                return Err(reserved_name());
+            }
             match members.entry(key) {
                 Entry::Occupied(o) => {
                     return Err(de::Error::custom(format!(
@@ -309,6 +321,13 @@ impl<'de> Visitor<'de> for ValueVisitor {
         }
         Ok(Value::Object(members))
     }
+}
+
+/// The error for a real member named `$serde_json::private::Number`.
+fn reserved_name<E: de::Error>() -> E {
+    E::custom(format!(
+        "member name \"{NUMBER_TOKEN}\" is reserved (serde_json uses it to carry numbers)"
+    ))
 }
 
 /// The value after a `$serde_json::private::Number` name: a number's text (an owned string,

@@ -631,25 +631,42 @@ fn errors_carry_line_and_column() {
 }
 
 #[test]
-fn serde_json_number_token_is_an_ordinary_member_name() {
+fn serde_json_number_token_is_a_reserved_member_name() {
+    let message = r#"member name "$serde_json::private::Number" is reserved (serde_json uses it to carry numbers)"#;
     for text in [
         r#"{"$serde_json::private::Number":"1"}"#,
         r#"{"$serde_json::private::Number":1}"#,
         r#"{"$serde_json::private::Number":"x","b":[2]}"#,
-        r#"{"$serde_json::private::Number":{"$serde_json::private::Number":"1e400"}}"#,
+        r#"{"a":1,"$serde_json::private::Number":"1"}"#,
+        r#"[{"b":{"$serde_json::private::Number":{"c":"1e400"}}}]"#,
+        r#"{"$serde_json::private::Number":"1"}"#,
     ] {
-        let value = canon::parse_str(text).unwrap();
-        assert!(value.is_object(), "{text}");
-        assert_eq!(canon::to_canonical_string(&value), text);
+        assert_eq!(refused(text).message, message, "{text}");
     }
-    let value = canon::parse_str(r#"{"$serde_json::private::Number":"1"}"#).unwrap();
     assert_eq!(
-        value["$serde_json::private::Number"],
-        Value::String("1".to_owned())
+        refused("{\n \"$serde_json::private::Number\": \"1\"}"),
+        ParseError {
+            line: 2,
+            column: 37,
+            message: message.to_owned()
+        }
     );
+    // Why: serde_json's own parser reads such an object as a number.
     assert_eq!(
-        refused(r#"{"$serde_json::private::Number":1,"$serde_json::private::Number":2}"#).message,
-        r#"duplicate member name "$serde_json::private::Number""#
+        serde_json::from_str::<Value>(r#"{"$serde_json::private::Number":"1"}"#).unwrap(),
+        json!(1)
+    );
+    // Near misses are ordinary names.
+    assert_eq!(
+        canonical(r#"{"$serde_json::private::Numbe":"1","$serde_json::private::Number ":2}"#),
+        r#"{"$serde_json::private::Numbe":"1","$serde_json::private::Number ":2}"#
+    );
+    // Built elsewhere, it is written as an ordinary member.
+    let mut members = Map::new();
+    members.insert("$serde_json::private::Number".to_owned(), json!("1"));
+    assert_eq!(
+        canon::to_canonical_string(&Value::Object(members)),
+        r#"{"$serde_json::private::Number":"1"}"#
     );
 }
 
