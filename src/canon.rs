@@ -290,18 +290,13 @@ impl<'de> Visitor<'de> for ValueVisitor {
         let Some(first) = map.next_key::<String>()? else {
             return Ok(Value::Object(members));
         };
-        let first_value = if first == NUMBER_TOKEN {
-            match map.next_value_seed(NumberOrValueSeed)? {
-                NumberOrValue::Number(text) => {
-                    return canonical_number(&text)
-                        .map(Value::Number)
-                        .map_err(de::Error::custom);
-                }
-                NumberOrValue::Value(_) => return Err(reserved_name()),
-            }
-        } else {
-            map.next_value_seed(ValueSeed)?
-        };
+        if first == NUMBER_TOKEN {
+            let text = map.next_value_seed(NumberTextSeed)?;
+            return canonical_number(&text)
+                .map(Value::Number)
+                .map_err(de::Error::custom);
+        }
+        let first_value = map.next_value_seed(ValueSeed)?;
         members.insert(first, first_value);
         while let Some(key) = map.next_key::<String>()? {
             if key == NUMBER_TOKEN {
@@ -330,75 +325,63 @@ fn reserved_name<E: de::Error>() -> E {
     ))
 }
 
-/// The value after a `$serde_json::private::Number` name: a number's text (an owned string,
-/// the way `serde_json`'s number path hands it over) or a real member's value.
-enum NumberOrValue {
-    Number(String),
-    Value(Value),
-}
+/// The text of a number that `serde_json` passes as the value of a
+/// `$serde_json::private::Number` member. Only its number path calls `visit_string` (its
+/// parser hands real strings over as `&str`); any other value means a real member with that
+/// name, which is refused.
+struct NumberTextSeed;
 
-struct NumberOrValueSeed;
+impl<'de> DeserializeSeed<'de> for NumberTextSeed {
+    type Value = String;
 
-impl<'de> DeserializeSeed<'de> for NumberOrValueSeed {
-    type Value = NumberOrValue;
-
-    fn deserialize<D: de::Deserializer<'de>>(
-        self,
-        deserializer: D,
-    ) -> Result<NumberOrValue, D::Error> {
-        deserializer.deserialize_any(NumberOrValueVisitor)
+    fn deserialize<D: de::Deserializer<'de>>(self, deserializer: D) -> Result<String, D::Error> {
+        deserializer.deserialize_any(NumberTextVisitor)
     }
 }
 
-struct NumberOrValueVisitor;
+struct NumberTextVisitor;
 
-impl<'de> Visitor<'de> for NumberOrValueVisitor {
-    type Value = NumberOrValue;
+impl<'de> Visitor<'de> for NumberTextVisitor {
+    type Value = String;
 
     fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("a JSON value")
+        f.write_str("a number")
     }
 
-    /// Only `serde_json`'s number path calls this: its parser hands real strings over as
-    /// `&str` (`visit_str` or `visit_borrowed_str`).
-    fn visit_string<E: de::Error>(self, v: String) -> Result<NumberOrValue, E> {
-        Ok(NumberOrValue::Number(v))
+    fn visit_string<E: de::Error>(self, v: String) -> Result<String, E> {
+        Ok(v)
     }
 
-    fn visit_str<E: de::Error>(self, v: &str) -> Result<NumberOrValue, E> {
-        ValueVisitor.visit_str(v).map(NumberOrValue::Value)
+    fn visit_str<E: de::Error>(self, _: &str) -> Result<String, E> {
+        Err(reserved_name())
     }
 
-    fn visit_bool<E: de::Error>(self, v: bool) -> Result<NumberOrValue, E> {
-        ValueVisitor.visit_bool(v).map(NumberOrValue::Value)
+    fn visit_bool<E: de::Error>(self, _: bool) -> Result<String, E> {
+        Err(reserved_name())
     }
 
-    fn visit_i64<E: de::Error>(self, v: i64) -> Result<NumberOrValue, E> {
-        ValueVisitor.visit_i64(v).map(NumberOrValue::Value)
+    fn visit_i64<E: de::Error>(self, _: i64) -> Result<String, E> {
+        Err(reserved_name())
     }
 
-    fn visit_u64<E: de::Error>(self, v: u64) -> Result<NumberOrValue, E> {
-        ValueVisitor.visit_u64(v).map(NumberOrValue::Value)
+    fn visit_u64<E: de::Error>(self, _: u64) -> Result<String, E> {
+        Err(reserved_name())
     }
 
-    fn visit_f64<E: de::Error>(self, v: f64) -> Result<NumberOrValue, E> {
-        ValueVisitor.visit_f64(v).map(NumberOrValue::Value)
+    fn visit_f64<E: de::Error>(self, _: f64) -> Result<String, E> {
+        Err(reserved_name())
     }
 
-    fn visit_unit<E: de::Error>(self) -> Result<NumberOrValue, E> {
-        Ok(NumberOrValue::Value(Value::Null))
+    fn visit_unit<E: de::Error>(self) -> Result<String, E> {
+        Err(reserved_name())
     }
 
-    fn visit_none<E: de::Error>(self) -> Result<NumberOrValue, E> {
-        Ok(NumberOrValue::Value(Value::Null))
+    fn visit_seq<A: SeqAccess<'de>>(self, _: A) -> Result<String, A::Error> {
+        Err(reserved_name())
     }
 
-    fn visit_seq<A: SeqAccess<'de>>(self, seq: A) -> Result<NumberOrValue, A::Error> {
-        ValueVisitor.visit_seq(seq).map(NumberOrValue::Value)
-    }
-
-    fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<NumberOrValue, A::Error> {
-        ValueVisitor.visit_map(map).map(NumberOrValue::Value)
+    fn visit_map<A: MapAccess<'de>>(self, _: A) -> Result<String, A::Error> {
+        Err(reserved_name())
     }
 }
 

@@ -647,7 +647,7 @@ fn serde_json_number_token_is_a_reserved_member_name() {
         refused("{\n \"$serde_json::private::Number\": \"1\"}"),
         ParseError {
             line: 2,
-            column: 37,
+            column: 36,
             message: message.to_owned()
         }
     );
