@@ -1,29 +1,170 @@
-//! Canonical JSON (STUB: being replaced by the full implementation).
-use serde_json::{Number, Value};
+//! Canonical JSON: strict parsing, the canonical byte form, and content ids.
+//!
+//! Canonical bytes are what `hist` hashes (blake3) and stores in objects, so this module
+//! doc is the specification of the format. A change to any rule below changes hashes: it is
+//! a format break and needs a changelog note. Golden tests (`tests/api/canon.rs`) pin the
+//! bytes and digests.
+//!
+//! # The canonical form
+//!
+//! The canonical form is RFC 8785 (JSON Canonicalization Scheme, "JCS") with one deliberate
+//! exception for integers:
+//!
+//! - **No whitespace** anywhere outside strings.
+//! - **Object members** are sorted by their names compared as sequences of UTF-16 code
+//!   units ([`compare_keys`]), not by code points, bytes or locale. The two orders differ
+//!   only when a name holds a character in U+E000..=U+FFFF and another a character above
+//!   U+FFFF: `"\u{e000}"` sorts *after* `"\u{1f600}"` (whose first code unit is 0xD83D).
+//!   Member names are never normalized (no Unicode normalization).
+//! - **Strings** use minimal escaping: only `"` (as `\"`), `\` (as `\\`) and the control
+//!   characters U+0000..=U+001F are escaped; `\b`, `\f`, `\n`, `\r`, `\t` use their short
+//!   forms, the other controls are `\u00xx` with lowercase hex. `/`, U+007F and every
+//!   non-ASCII character are written as themselves (UTF-8).
+//! - **Numbers**:
+//!   - an *integer literal* (its text has no `.`, `e` or `E`) is kept exactly, digit for
+//!     digit, whatever its size: `12345678901234567890123` stays as written and is never
+//!     rounded through a double. This is the exception to RFC 8785, which would print
+//!     `1.2345678901234568e+22`. `-0` is written `0`.
+//!   - any other literal is read as an IEEE-754 double (round to nearest) and written as
+//!     ECMAScript's `Number.prototype.toString` writes it: `1E30` → `1e+30`, `4.50` →
+//!     `4.5`, `1.0` → `1`, `2e-3` → `0.002`, `-0.0` → `0`, `1e-400` → `0`. So `1.0` and
+//!     `1` are the same value, while `1.0e25` and `10000000000000000000000000` are not
+//!     (`1e+25` versus the 26 digits).
+//!   - a literal that is not finite as a double (`1e400`) has no canonical form: [`parse`]
+//!     and [`normalize`] refuse it. The writers never fail; given such a number in a
+//!     [`Value`] built elsewhere they write its text unchanged (which [`parse`] refuses).
+//! - Array elements keep their order.
+//!
+//! [`write_canonical`] and [`to_canonical_string`] produce this form for any [`Value`],
+//! even one whose numbers are not normalized (they normalize while writing).
+//! [`to_pretty_string`] is the same form laid out with 2-space indentation, for people.
+//!
+//! # Numbers in memory
+//!
+//! `serde_json` is built with `arbitrary_precision`, so a [`Number`] is its text and two
+//! numbers are equal when their texts are. Every number that [`parse`], [`normalize`] and
+//! [`number_from_f64`] return holds its canonical text, so `parse("1.0") == parse("1")`.
+//! A [`Value`] built elsewhere (with `json!` or `serde_json::from_str`) may hold
+//! non-canonical texts such as `1.0`; pass it through [`normalize`] before comparing it.
+//!
+//! # What [`parse`] refuses, and why
+//!
+//! [`parse`] accepts exactly RFC 8259 JSON (through `serde_json`), minus:
+//!
+//! - **bytes that are not UTF-8**: JSON exchanged between systems must be UTF-8
+//!   (RFC 8259 §8.1); guessing another encoding would make the stored form depend on a guess.
+//! - **a UTF-8 byte-order mark** at the start: RFC 8259 forbids adding one and lets parsers
+//!   ignore it; we refuse it so that a file's bytes and its parsed content never disagree
+//!   silently. Strip it and retry.
+//! - **duplicate member names** in an object (at any depth): RFC 8259 leaves their meaning
+//!   to the implementation; keeping either value would silently drop data. The error names
+//!   the member, e.g. `duplicate member name "a"`.
+//! - **numbers that are not finite as a double** (`1e400`, `-1e999`).
+//! - **nesting deeper than [`MAX_DEPTH`]** arrays and objects. This is `serde_json`'s
+//!   recursion limit; it keeps parsing (and dropping the result) far from a stack overflow,
+//!   whatever the input (100,000 `[` is a clean error).
+//! - lone surrogate escapes such as `"\ud800"` (not a Unicode scalar value; `serde_json`
+//!   refuses them), control characters inside strings, and the rest of `serde_json`'s
+//!   RFC 8259 checks.
+//!
+//! Error positions are 1-based: `line` counts `\n`, `column` counts characters (Unicode
+//! scalar values) from the start of the line. Where a check fires after a token has been
+//! read (a duplicate name, a non-finite number), the column is the token's last character.
+//!
+//! Of the 35 JSONTestSuite files a parser may accept or refuse (`i_*`; each outcome is
+//! pinned in `tests/api/canon.rs`), 5 are accepted and 30 refused:
+//! - accepted: integers beyond 64 bits, kept digit for digit (`i_number_too_big_pos_int`,
+//!   `i_number_too_big_neg_int`, `i_number_very_big_negative_int`), and doubles that
+//!   underflow to `0` (`i_number_real_underflow`, `i_number_double_huge_neg_exp`);
+//! - refused: the 5 numbers that overflow a double (`i_number_huge_exp`, ...), the 10 lone,
+//!   truncated or inverted surrogate escapes, the 13 files that are not UTF-8 (among them
+//!   an encoded surrogate U+D800, overlong forms and the 3 UTF-16 files), the UTF-8 BOM
+//!   (`i_structure_UTF-8_BOM_empty_object`) and 500 nested arrays (over [`MAX_DEPTH`]).
+//!
+//! Values that do not come from [`parse`] are not depth-checked: [`normalize`] and the
+//! writers recurse, so a value nested many thousands of levels deep (which [`parse`] never
+//! returns) could exhaust the stack.
+//!
+//! # The reserved member name `$serde_json::private::Number`
+//!
+//! With `arbitrary_precision`, `serde_json` hands each number to a visitor disguised as a
+//! one-member object whose name is `$serde_json::private::Number` and whose value is the
+//! number's text. [`parse`] tells the two apart by how the value arrives (an owned string
+//! from the number path, a parsed JSON value from real input) and **refuses a real member
+//! with that name**, wherever it stands: `{"$serde_json::private::Number":"1"}` is an error
+//! (`member name "$serde_json::private::Number" is reserved ...`), never the number `1`.
+//! Accepting it would not be safe: `serde_json::from_str` (which hist uses to read back its
+//! own stored text) would turn that object into the number `1`, silently changing the
+//! document. The writers and [`normalize`] treat such a member, in a [`Value`] built
+//! elsewhere, as an ordinary member.
+use serde::de::{self, DeserializeSeed, MapAccess, SeqAccess, Visitor};
+use serde_json::map::Entry;
+use serde_json::{Map, Number, Value};
+use std::cmp::Ordering;
 use std::fmt;
+use std::str::FromStr;
 
-/// Deepest nesting of arrays and objects accepted on input.
-pub const MAX_DEPTH: usize = 128;
+/// Deepest nesting of arrays and objects accepted on input: 127 levels parse, 128 are
+/// refused (`serde_json`'s recursion limit, kept so that no input can overflow the stack).
+pub const MAX_DEPTH: usize = 127;
+
+/// The member name `serde_json` uses to pass a number's text through a map.
+const NUMBER_TOKEN: &str = "$serde_json::private::Number";
 
 /// Where and why a JSON text was refused.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("line {line}, column {column}: {message}")]
 pub struct ParseError {
-    /// 1-based line.
+    /// 1-based line (lines end at `\n`).
     pub line: usize,
-    /// 1-based column.
+    /// 1-based column, in characters from the start of the line.
     pub column: usize,
     /// What is wrong.
     pub message: String,
 }
 
-/// Parses JSON strictly: UTF-8, no duplicate member names, bounded depth, numbers normalized.
+/// Parses JSON strictly: UTF-8 without a byte-order mark, no duplicate member names,
+/// nesting at most [`MAX_DEPTH`], finite numbers only. Every number of the result holds its
+/// canonical text (see the module doc), so `1.0` and `1` parse to equal values.
+///
+/// ```
+/// let v = hist::canon::parse(br#"{"b": 1.0, "a": -0}"#).unwrap();
+/// assert_eq!(hist::canon::to_canonical_string(&v), r#"{"a":0,"b":1}"#);
+/// assert!(hist::canon::parse(br#"{"a": 1, "a": 2}"#).is_err());
+/// ```
 pub fn parse(bytes: &[u8]) -> Result<Value, ParseError> {
-    serde_json::from_slice(bytes).map_err(|e| ParseError {
-        line: e.line(),
-        column: e.column(),
-        message: e.to_string(),
-    })
+    if bytes.starts_with(b"\xEF\xBB\xBF") {
+        return Err(ParseError {
+            line: 1,
+            column: 1,
+            message: "a UTF-8 byte-order mark is not allowed at the start of JSON text \
+                      (remove the first 3 bytes)"
+                .to_owned(),
+        });
+    }
+    let text = match std::str::from_utf8(bytes) {
+        Ok(text) => text,
+        Err(e) => {
+            let at = e.valid_up_to();
+            let (line, column) = position_of_byte(bytes, at);
+            let bad = &bytes[at..bytes.len().min(at + e.error_len().unwrap_or(1))];
+            let hex: Vec<String> = bad.iter().map(|b| format!("{b:02x}")).collect();
+            return Err(ParseError {
+                line,
+                column,
+                message: format!(
+                    "invalid UTF-8 at byte offset {at} (bytes {}); JSON text must be UTF-8",
+                    hex.join(" ")
+                ),
+            });
+        }
+    };
+    let mut de = serde_json::Deserializer::from_str(text);
+    let value = ValueSeed
+        .deserialize(&mut de)
+        .and_then(|v| de.end().map(|()| v))
+        .map_err(|e| parse_error(text, &e))?;
+    Ok(value)
 }
 
 /// [`parse`] for text.
@@ -31,51 +172,520 @@ pub fn parse_str(text: &str) -> Result<Value, ParseError> {
     parse(text.as_bytes())
 }
 
-/// A number that cannot be represented (not finite).
+/// Turns a `serde_json` error into a [`ParseError`] with a character column.
+fn parse_error(text: &str, e: &serde_json::Error) -> ParseError {
+    let full = e.to_string();
+    let suffix = format!(" at line {} column {}", e.line(), e.column());
+    let message = full.strip_suffix(&suffix).unwrap_or(&full);
+    let message = if message == "recursion limit exceeded" {
+        format!("nesting deeper than {MAX_DEPTH} arrays and objects")
+    } else {
+        message.to_owned()
+    };
+    // serde_json counts bytes, and column `c` of line `l` is the byte `c - 1` of the line
+    // (column 0: the line's first byte is not read yet, the error is at the `\n` before).
+    let line_start: usize = text
+        .split_inclusive('\n')
+        .take(e.line().saturating_sub(1))
+        .map(str::len)
+        .sum();
+    let mut at = match e.column() {
+        0 => line_start.saturating_sub(1),
+        c => (line_start + c - 1).min(text.len()),
+    };
+    while !text.is_char_boundary(at) {
+        at -= 1;
+    }
+    let (line, column) = position_of_byte(text.as_bytes(), at);
+    ParseError {
+        line,
+        column,
+        message,
+    }
+}
+
+/// 1-based line and character column of the byte at `at` (which may be past the end).
+fn position_of_byte(bytes: &[u8], at: usize) -> (usize, usize) {
+    let before = &bytes[..at.min(bytes.len())];
+    let line = 1 + before.iter().filter(|&&b| b == b'\n').count();
+    let line_start = before
+        .iter()
+        .rposition(|&b| b == b'\n')
+        .map_or(0, |i| i + 1);
+    let column = 1 + before[line_start..]
+        .iter()
+        .filter(|&&b| b & 0xC0 != 0x80)
+        .count();
+    (line, column)
+}
+
+// ---------------------------------------------------------------------------------------
+// Parsing: a Value visitor that refuses duplicates and normalizes numbers
+// ---------------------------------------------------------------------------------------
+
+/// Builds a [`Value`] from any `serde_json` deserializer.
+struct ValueSeed;
+
+impl<'de> DeserializeSeed<'de> for ValueSeed {
+    type Value = Value;
+
+    fn deserialize<D: de::Deserializer<'de>>(self, deserializer: D) -> Result<Value, D::Error> {
+        deserializer.deserialize_any(ValueVisitor)
+    }
+}
+
+struct ValueVisitor;
+
+impl<'de> Visitor<'de> for ValueVisitor {
+    type Value = Value;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a JSON value")
+    }
+
+    fn visit_bool<E: de::Error>(self, v: bool) -> Result<Value, E> {
+        Ok(Value::Bool(v))
+    }
+
+    fn visit_i64<E: de::Error>(self, v: i64) -> Result<Value, E> {
+        Ok(Value::Number(v.into()))
+    }
+
+    fn visit_u64<E: de::Error>(self, v: u64) -> Result<Value, E> {
+        Ok(Value::Number(v.into()))
+    }
+
+    fn visit_f64<E: de::Error>(self, v: f64) -> Result<Value, E> {
+        number_from_f64(v)
+            .map(Value::Number)
+            .ok_or_else(|| E::custom(format!("number {v} is not finite")))
+    }
+
+    fn visit_str<E: de::Error>(self, v: &str) -> Result<Value, E> {
+        Ok(Value::String(v.to_owned()))
+    }
+
+    fn visit_string<E: de::Error>(self, v: String) -> Result<Value, E> {
+        Ok(Value::String(v))
+    }
+
+    fn visit_unit<E: de::Error>(self) -> Result<Value, E> {
+        Ok(Value::Null)
+    }
+
+    fn visit_none<E: de::Error>(self) -> Result<Value, E> {
+        Ok(Value::Null)
+    }
+
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Value, A::Error> {
+        let mut values = Vec::with_capacity(seq.size_hint().unwrap_or(0).min(4096));
+        while let Some(v) = seq.next_element_seed(ValueSeed)? {
+            values.push(v);
+        }
+        Ok(Value::Array(values))
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Value, A::Error> {
+        let mut members = Map::new();
+        let Some(first) = map.next_key::<String>()? else {
+            return Ok(Value::Object(members));
+        };
+        if first == NUMBER_TOKEN {
+            let text = map.next_value_seed(NumberTextSeed)?;
+            return canonical_number(&text)
+                .map(Value::Number)
+                .map_err(de::Error::custom);
+        }
+        let first_value = map.next_value_seed(ValueSeed)?;
+        members.insert(first, first_value);
+        while let Some(key) = map.next_key::<String>()? {
+            if key == NUMBER_TOKEN {
+                return Err(reserved_name());
+            }
+            match members.entry(key) {
+                Entry::Occupied(o) => {
+                    return Err(de::Error::custom(format!(
+                        "duplicate member name {}",
+                        to_canonical_string(&Value::String(o.key().clone()))
+                    )));
+                }
+                Entry::Vacant(v) => {
+                    v.insert(map.next_value_seed(ValueSeed)?);
+                }
+            }
+        }
+        Ok(Value::Object(members))
+    }
+}
+
+/// The error for a real member named `$serde_json::private::Number`.
+fn reserved_name<E: de::Error>() -> E {
+    E::custom(format!(
+        "member name \"{NUMBER_TOKEN}\" is reserved (serde_json uses it to carry numbers)"
+    ))
+}
+
+/// The text of a number that `serde_json` passes as the value of a
+/// `$serde_json::private::Number` member. Only its number path calls `visit_string` (its
+/// parser hands real strings over as `&str`); any other value means a real member with that
+/// name, which is refused.
+struct NumberTextSeed;
+
+impl<'de> DeserializeSeed<'de> for NumberTextSeed {
+    type Value = String;
+
+    fn deserialize<D: de::Deserializer<'de>>(self, deserializer: D) -> Result<String, D::Error> {
+        deserializer.deserialize_any(NumberTextVisitor)
+    }
+}
+
+struct NumberTextVisitor;
+
+impl<'de> Visitor<'de> for NumberTextVisitor {
+    type Value = String;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a number")
+    }
+
+    fn visit_string<E: de::Error>(self, v: String) -> Result<String, E> {
+        Ok(v)
+    }
+
+    fn visit_str<E: de::Error>(self, _: &str) -> Result<String, E> {
+        Err(reserved_name())
+    }
+
+    fn visit_bool<E: de::Error>(self, _: bool) -> Result<String, E> {
+        Err(reserved_name())
+    }
+
+    fn visit_i64<E: de::Error>(self, _: i64) -> Result<String, E> {
+        Err(reserved_name())
+    }
+
+    fn visit_u64<E: de::Error>(self, _: u64) -> Result<String, E> {
+        Err(reserved_name())
+    }
+
+    fn visit_f64<E: de::Error>(self, _: f64) -> Result<String, E> {
+        Err(reserved_name())
+    }
+
+    fn visit_unit<E: de::Error>(self) -> Result<String, E> {
+        Err(reserved_name())
+    }
+
+    fn visit_seq<A: SeqAccess<'de>>(self, _: A) -> Result<String, A::Error> {
+        Err(reserved_name())
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, _: A) -> Result<String, A::Error> {
+        Err(reserved_name())
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// Numbers
+// ---------------------------------------------------------------------------------------
+
+/// A number that has no canonical form: not finite as a double.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("number {0} is out of range")]
+#[error("number {0} is out of range (not a finite double)")]
 pub struct NumberError(pub String);
 
-/// Rewrites every number of `value` in canonical form.
-pub fn normalize(value: Value) -> Result<Value, NumberError> {
+/// Whether a number's text is an integer literal: no `.`, `e` or `E`.
+fn is_integer_literal(text: &str) -> bool {
+    !text.bytes().any(|b| matches!(b, b'.' | b'e' | b'E'))
+}
+
+/// The canonical text of a number's text, written into `buf` when it must be computed.
+fn canonical_text<'a>(text: &'a str, buf: &'a mut ryu_js::Buffer) -> Option<&'a str> {
+    if is_integer_literal(text) {
+        return Some(if text == "-0" { "0" } else { text });
+    }
+    let f = text.parse::<f64>().ok().filter(|f| f.is_finite())?;
+    Some(buf.format_finite(f))
+}
+
+/// The canonical [`Number`] for a number's text.
+fn canonical_number(text: &str) -> Result<Number, NumberError> {
+    let mut buf = ryu_js::Buffer::new();
+    let canonical = canonical_text(text, &mut buf).ok_or_else(|| NumberError(text.to_owned()))?;
+    Number::from_str(canonical).map_err(|_| NumberError(text.to_owned()))
+}
+
+/// Rewrites every number of `value` in canonical form (see the module doc), or refuses a
+/// number that is not finite as a double.
+///
+/// ```
+/// let v = hist::canon::normalize(serde_json::json!([1.0, -0.0, 2.50])).unwrap();
+/// assert_eq!(v, hist::canon::parse_str("[1, 0, 2.5]").unwrap());
+/// ```
+pub fn normalize(mut value: Value) -> Result<Value, NumberError> {
+    normalize_in_place(&mut value)?;
     Ok(value)
 }
 
-/// The canonical number for a double, or `None` when it is not finite.
+fn normalize_in_place(value: &mut Value) -> Result<(), NumberError> {
+    match value {
+        Value::Number(n) => {
+            let mut buf = ryu_js::Buffer::new();
+            let text = n.as_str();
+            let canonical =
+                canonical_text(text, &mut buf).ok_or_else(|| NumberError(text.to_owned()))?;
+            if canonical != text {
+                *n = Number::from_str(canonical).map_err(|_| NumberError(text.to_owned()))?;
+            }
+        }
+        Value::Array(values) => {
+            for v in values {
+                normalize_in_place(v)?;
+            }
+        }
+        Value::Object(members) => {
+            for v in members.values_mut() {
+                normalize_in_place(v)?;
+            }
+        }
+        Value::Null | Value::Bool(_) | Value::String(_) => {}
+    }
+    Ok(())
+}
+
+/// The canonical [`Number`] for a double (ECMAScript form: `1e+30`, `0.002`, `-0` → `0`),
+/// or `None` when it is not finite.
 pub fn number_from_f64(f: f64) -> Option<Number> {
-    Number::from_f64(f)
+    if !f.is_finite() {
+        return None;
+    }
+    Number::from_str(ryu_js::Buffer::new().format_finite(f)).ok()
 }
 
-/// Canonical text of a value.
+// ---------------------------------------------------------------------------------------
+// Writing
+// ---------------------------------------------------------------------------------------
+
+/// Canonical text of a value (see the module doc). Numbers need not be normalized.
 pub fn to_canonical_string(value: &Value) -> String {
-    value.to_string()
+    let mut out = Vec::new();
+    write_canonical(value, &mut out);
+    // Only valid UTF-8 is ever written: string contents and ASCII.
+    String::from_utf8(out).unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned())
 }
 
-/// Appends the canonical bytes of a value.
+/// Appends the canonical bytes of a value to `out`. Numbers need not be normalized.
 pub fn write_canonical(value: &Value, out: &mut Vec<u8>) {
-    out.extend_from_slice(value.to_string().as_bytes());
+    match value {
+        Value::Null => out.extend_from_slice(b"null"),
+        Value::Bool(true) => out.extend_from_slice(b"true"),
+        Value::Bool(false) => out.extend_from_slice(b"false"),
+        Value::Number(n) => write_number(n, out),
+        Value::String(s) => write_string(s, out),
+        Value::Array(values) => {
+            out.push(b'[');
+            for (i, v) in values.iter().enumerate() {
+                if i > 0 {
+                    out.push(b',');
+                }
+                write_canonical(v, out);
+            }
+            out.push(b']');
+        }
+        Value::Object(members) => {
+            out.push(b'{');
+            for (i, (k, v)) in Members::of(members).enumerate() {
+                if i > 0 {
+                    out.push(b',');
+                }
+                write_string(k, out);
+                out.push(b':');
+                write_canonical(v, out);
+            }
+            out.push(b'}');
+        }
+    }
 }
 
-/// Pretty (2-space) text in canonical member order with canonical numbers.
+/// Pretty text for people: the canonical form (member order, numbers, escaping) laid out
+/// like `serde_json::to_string_pretty`, with 2-space indentation (`{\n  "a": 1\n}`, `[]`,
+/// `{}`). No final newline.
 pub fn to_pretty_string(value: &Value) -> String {
-    serde_json::to_string_pretty(value).unwrap_or_default()
+    let mut out = Vec::new();
+    write_pretty(value, 0, &mut out);
+    String::from_utf8(out).unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned())
 }
 
-/// Orders member names by UTF-16 code units, as RFC 8785 does.
-pub fn compare_keys(a: &str, b: &str) -> std::cmp::Ordering {
-    a.encode_utf16().cmp(b.encode_utf16())
+fn write_pretty(value: &Value, depth: usize, out: &mut Vec<u8>) {
+    fn newline(depth: usize, out: &mut Vec<u8>) {
+        out.push(b'\n');
+        out.resize(out.len() + 2 * depth, b' ');
+    }
+    match value {
+        Value::Array(values) if !values.is_empty() => {
+            out.push(b'[');
+            for (i, v) in values.iter().enumerate() {
+                if i > 0 {
+                    out.push(b',');
+                }
+                newline(depth + 1, out);
+                write_pretty(v, depth + 1, out);
+            }
+            newline(depth, out);
+            out.push(b']');
+        }
+        Value::Object(members) if !members.is_empty() => {
+            out.push(b'{');
+            for (i, (k, v)) in Members::of(members).enumerate() {
+                if i > 0 {
+                    out.push(b',');
+                }
+                newline(depth + 1, out);
+                write_string(k, out);
+                out.extend_from_slice(b": ");
+                write_pretty(v, depth + 1, out);
+            }
+            newline(depth, out);
+            out.push(b'}');
+        }
+        _ => write_canonical(value, out),
+    }
 }
 
-/// A blake3 digest naming content.
+/// An object's members in canonical order: straight from the map when it is already in
+/// that order (the usual case: a `BTreeMap` orders by code points, which differs from
+/// UTF-16 order only for rare names), else sorted references.
+enum Members<'a> {
+    InOrder(serde_json::map::Iter<'a>),
+    Sorted(std::vec::IntoIter<(&'a String, &'a Value)>),
+}
+
+impl<'a> Members<'a> {
+    fn of(members: &'a Map<String, Value>) -> Self {
+        let in_order = members
+            .keys()
+            .zip(members.keys().skip(1))
+            .all(|(a, b)| compare_keys(a, b) == Ordering::Less);
+        if in_order {
+            Self::InOrder(members.iter())
+        } else {
+            let mut sorted: Vec<(&String, &Value)> = members.iter().collect();
+            sorted.sort_unstable_by(|a, b| compare_keys(a.0, b.0));
+            Self::Sorted(sorted.into_iter())
+        }
+    }
+}
+
+impl<'a> Iterator for Members<'a> {
+    type Item = (&'a String, &'a Value);
+
+    fn next(&mut self) -> Option<Self::Item> {
+        match self {
+            Self::InOrder(it) => it.next(),
+            Self::Sorted(it) => it.next(),
+        }
+    }
+}
+
+fn write_number(n: &Number, out: &mut Vec<u8>) {
+    let text = n.as_str();
+    let mut buf = ryu_js::Buffer::new();
+    // A number that is not finite has no canonical form; keep its text (never panic).
+    let canonical = canonical_text(text, &mut buf).unwrap_or(text);
+    out.extend_from_slice(canonical.as_bytes());
+}
+
+/// How each byte is written inside a string: 0 as itself, `u` as `\u00xx`, else `\` and
+/// that byte.
+const ESCAPE: [u8; 256] = {
+    let mut table = [0u8; 256];
+    let mut b = 0;
+    while b < 0x20 {
+        table[b] = b'u';
+        b += 1;
+    }
+    table[0x08] = b'b';
+    table[0x09] = b't';
+    table[0x0A] = b'n';
+    table[0x0C] = b'f';
+    table[0x0D] = b'r';
+    table[b'"' as usize] = b'"';
+    table[b'\\' as usize] = b'\\';
+    table
+};
+
+/// Writes a string with minimal escaping (see the module doc).
+fn write_string(s: &str, out: &mut Vec<u8>) {
+    const HEX: &[u8; 16] = b"0123456789abcdef";
+    let bytes = s.as_bytes();
+    out.reserve(bytes.len() + 2);
+    out.push(b'"');
+    let mut start = 0;
+    for (i, &b) in bytes.iter().enumerate() {
+        let escape = ESCAPE[usize::from(b)];
+        if escape == 0 {
+            continue;
+        }
+        out.extend_from_slice(&bytes[start..i]);
+        if escape == b'u' {
+            out.extend_from_slice(&[
+                b'\\',
+                b'u',
+                b'0',
+                b'0',
+                HEX[usize::from(b >> 4)],
+                HEX[usize::from(b & 0xF)],
+            ]);
+        } else {
+            out.extend_from_slice(&[b'\\', escape]);
+        }
+        start = i + 1;
+    }
+    out.extend_from_slice(&bytes[start..]);
+    out.push(b'"');
+}
+
+/// Orders member names by UTF-16 code units, as RFC 8785 does (not by bytes or code
+/// points: `"\u{e000}"` sorts after `"\u{1f600}"`). Allocation-free.
+pub fn compare_keys(a: &str, b: &str) -> Ordering {
+    let (ab, bb) = (a.as_bytes(), b.as_bytes());
+    let Some(i) = ab.iter().zip(bb).position(|(x, y)| x != y) else {
+        return ab.len().cmp(&bb.len());
+    };
+    // Both strings agree up to `i`, so they share the char boundary at or before it.
+    let mut start = i;
+    while !a.is_char_boundary(start) {
+        start -= 1;
+    }
+    let ca = a[start..].chars().next().map_or(0, u32::from);
+    let cb = b[start..].chars().next().map_or(0, u32::from);
+    utf16_key(ca).cmp(&utf16_key(cb))
+}
+
+/// A code point's UTF-16 code units, as a comparable pair.
+fn utf16_key(c: u32) -> (u32, u32) {
+    if c < 0x1_0000 {
+        (c, 0)
+    } else {
+        let v = c - 0x1_0000;
+        (0xD800 + (v >> 10), 0xDC00 + (v & 0x3FF))
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// Content ids
+// ---------------------------------------------------------------------------------------
+
+/// A blake3 digest naming content (an object's bytes, a document's canonical bytes).
 #[derive(Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct ObjectId(pub [u8; 32]);
 
 impl ObjectId {
-    /// The id of some bytes.
+    /// The id of some bytes: their blake3 digest.
     pub fn of(bytes: &[u8]) -> Self {
         Self(*blake3::hash(bytes).as_bytes())
     }
-    /// Parses 64 lowercase hex digits.
+    /// Parses 64 hex digits (as [`ObjectId::to_hex`] writes them), or `None`.
     pub fn from_hex(text: &str) -> Option<Self> {
         blake3::Hash::from_hex(text)
             .ok()
@@ -99,7 +709,7 @@ impl fmt::Debug for ObjectId {
     }
 }
 
-/// The id of a value's canonical bytes.
+/// The id of a value's canonical bytes ([`write_canonical`]).
 pub fn hash(value: &Value) -> ObjectId {
     let mut bytes = Vec::new();
     write_canonical(value, &mut bytes);

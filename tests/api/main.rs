@@ -2,5 +2,6 @@
 #![allow(clippy::unwrap_used)]
 
 mod asof;
+mod canon;
 mod patch_conformance;
 mod path;
