@@ -61,6 +61,16 @@ pub enum Error {
         /// What did not fit.
         source: ApplyError,
     },
+    /// A write that would nest the document deeper than hist can read back.
+    #[error("{key}: the document would nest {depth} levels deep; at most {max} are allowed")]
+    TooDeep {
+        /// The document.
+        key: String,
+        /// How deep it would be.
+        depth: usize,
+        /// The limit ([`crate::canon::MAX_DEPTH`]).
+        max: usize,
+    },
     /// An RFC 6902 patch that is malformed or fails.
     #[error("{0}")]
     Patch(String),

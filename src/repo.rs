@@ -417,6 +417,15 @@ fn encode_value(objects: &Objects, value: Option<&Value>) -> Result<Encoded> {
     }
 }
 
+/// How many arrays and objects are nested at the deepest point of `value`.
+fn nesting(value: &Value) -> usize {
+    match value {
+        Value::Array(items) => 1 + items.iter().map(nesting).max().unwrap_or(0),
+        Value::Object(map) => 1 + map.values().map(nesting).max().unwrap_or(0),
+        _ => 0,
+    }
+}
+
 /// What a snapshot write found.
 #[derive(Clone, Debug, PartialEq)]
 pub enum PutOutcome {
@@ -519,6 +528,18 @@ impl Txn<'_> {
     /// Replaces the whole document under `key` by `next` (`None` removes it), recording the
     /// structural difference. Returns the changes.
     fn replace_doc(&mut self, key: &str, next: Option<Value>) -> Result<Vec<Change>> {
+        if let Some(doc) = &next {
+            // Field writes and patches can nest deeper than any parsed input; refuse what
+            // could not be read back.
+            let depth = nesting(doc);
+            if depth > canon::MAX_DEPTH {
+                return Err(Error::TooDeep {
+                    key: key.to_owned(),
+                    depth,
+                    max: canon::MAX_DEPTH,
+                });
+            }
+        }
         let rules = KeyRules::for_key(self.rules.iter(), key);
         let mut next = next;
         let mut warnings = Vec::new();

@@ -496,3 +496,37 @@ fn many_writes_stay_consistent_with_checkpoints() {
     let fsck = env.run(&["fsck"]);
     assert!(fsck.ok().contains("2 checkpoints"), "{}", fsck.stdout);
 }
+
+#[test]
+fn writes_cannot_nest_deeper_than_parsing_allows() {
+    let env = TestEnv::init();
+    let deep: String = "/a".repeat(127);
+    env.run(&["set", "k", &deep, "1", "--actor", "user:sam"])
+        .ok();
+    let before = env.db_dump();
+    let err = env.run(&[
+        "set",
+        "k",
+        &format!("{}/c/d", "/a".repeat(126)),
+        "1",
+        "--actor",
+        "user:sam",
+    ]);
+    assert!(
+        err.fails(1).contains("nest 128 levels deep"),
+        "{}",
+        err.stderr
+    );
+    let err = env.run(&[
+        "set",
+        "k",
+        "/x",
+        &format!("{}1{}", "[".repeat(127), "]".repeat(127)),
+        "--actor",
+        "user:sam",
+    ]);
+    assert!(err.fails(1).contains("levels deep"), "{}", err.stderr);
+    assert_eq!(env.db_dump(), before);
+    env.run(&["show", "k"]).ok();
+    env.run(&["fsck"]).ok();
+}
