@@ -49,7 +49,7 @@ fn dir_size(p: &Path) -> u64 {
         .into_iter()
         .filter_map(Result::ok)
         .filter_map(|e| e.metadata().ok())
-        .filter(|m| m.is_file())
+        .filter(std::fs::Metadata::is_file)
         .map(|m| m.len())
         .sum()
 }
