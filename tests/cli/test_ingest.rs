@@ -346,3 +346,51 @@ fn json_patch_export_turns_a_into_b() {
         }
     }
 }
+
+#[test]
+fn rules_are_listed_logged_and_removable() {
+    let env = TestEnv::init();
+    rules(&env, &["array-key", "/items", "id", "--keys", "feed/*"]);
+    rules(&env, &["set", "/items[*]/tags"]);
+    assert_eq!(
+        env.run(&["rules"]).ok(),
+        "   1  array-key /items id --keys feed/*\n   2  set /items[*]/tags\n"
+    );
+    let log = env.run(&["log", "--oneline"]);
+    assert_eq!(
+        log.ok(),
+        "2 2026-01-01 user:sam (0 changes)\n1 2026-01-01 user:sam (0 changes)\n"
+    );
+    assert_eq!(sql(&env, "SELECT kind FROM transactions"), "rules\nrules");
+    let out = env.run(&["rules", "rm", "1", "--actor", "user:sam"]);
+    assert_eq!(out.ok(), "removed rule 1 (tx 3)\n");
+    assert_eq!(
+        env.run(&["rules", "--json"]).ok(),
+        "{\"id\":2,\"keys\":null,\"kind\":\"set\",\"pattern\":\"/items[*]/tags\",\"spec\":{},\"tx\":2}\n"
+    );
+    // Refusals write nothing.
+    let before = env.db_dump();
+    env.run(&["rules", "rm", "1", "--actor", "user:sam"])
+        .fails(1);
+    env.run(&["rules", "array-key", "/items", "id"]).fails(2);
+    env.run(&[
+        "rules",
+        "array-key",
+        "/items[id=1]",
+        "id",
+        "--actor",
+        "user:sam",
+    ])
+    .fails(2);
+    env.run(&[
+        "rules",
+        "array-key",
+        "/items",
+        "a,,b",
+        "--actor",
+        "user:sam",
+    ])
+    .fails(2);
+    assert_eq!(env.db_dump(), before);
+    env.run(&["fsck"]).ok();
+}
