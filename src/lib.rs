@@ -19,6 +19,7 @@ pub mod path;
 mod read;
 mod repo;
 pub mod rules;
+pub mod shred;
 mod sql;
 mod store;
 pub mod time;
@@ -31,5 +32,6 @@ pub use read::{AsOf, Direction, HistoryEntry, LogEntry, LogFilter};
 pub use repo::{
     CHECKPOINT_EVERY, CHECKPOINT_MIN_BYTES, Commit, HIST_DIR, PutOutcome, Repo, TxOptions, Txn,
 };
+pub use shred::{Backup, Forgotten, ShredError};
 pub use sql::{QueryResult, SqlValue};
 pub use time::{Timestamp, When};

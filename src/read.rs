@@ -124,6 +124,13 @@ impl Repo {
 
     /// The document under `key` after transaction `bound` (and every one before it).
     pub fn as_of_tx(&self, key: &str, bound: i64) -> Result<AsOf> {
+        let mut found = self.as_of_tx_stored(key, bound)?;
+        found.doc = self.unseal_doc(found.doc)?;
+        Ok(found)
+    }
+
+    /// [`Repo::as_of_tx`] as stored: personal values sealed.
+    pub(crate) fn as_of_tx_stored(&self, key: &str, bound: i64) -> Result<AsOf> {
         let absent = |direction| AsOf {
             doc: None,
             tx: Some(bound),
@@ -234,7 +241,7 @@ impl Repo {
             Ok((raw_change(r, 0)?, tx_from_row_at(r, 6)?))
         })?;
         let mut after = self
-            .current(key)?
+            .current_stored(key)?
             .and_then(|d| diff::get(&d, path.segments()).cloned());
         let mut out = Vec::new();
         for row in rows {
@@ -287,6 +294,10 @@ impl Repo {
             after = before;
         }
         out.reverse();
+        for e in &mut out {
+            e.old = self.unseal_doc(e.old.take())?;
+            e.new = self.unseal_doc(e.new.take())?;
+        }
         Ok(out)
     }
 
@@ -445,7 +456,7 @@ impl Repo {
                 id,
                 tx: tx.clone(),
                 key: k,
-                change,
+                change: self.unseal_change(change)?,
             });
         }
         Ok(out)
