@@ -114,6 +114,7 @@ impl Repo {
         self.check_chain(&mut report)?;
         self.check_replay(&mut report)?;
         self.check_objects(&mut report)?;
+        self.check_sealed(&mut report.problems)?;
         Ok(report)
     }
 

@@ -489,13 +489,13 @@ impl Txn<'_> {
         Ok(&mut self.pending[last])
     }
 
-    /// The document under `key` as this transaction sees it so far: personal values
-    /// unsealed, except those of forgotten subjects, which stay sealed (and so unchanged).
+    /// The document under `key` as this transaction sees it so far: the personal values
+    /// at personal paths unsealed, except those of forgotten subjects, which stay sealed
+    /// (and so unchanged), as does any sealed value elsewhere.
     pub fn current(&mut self, key: &str) -> Result<Option<Value>> {
         let mut doc = self.pending(key)?.doc.clone();
         if let Some(d) = doc.as_mut() {
-            let hidden = crate::shred::Unreadable::KeepSealed;
-            crate::shred::unseal_in(d, self.keys, &self.fresh, &self.sql, hidden)?;
+            crate::shred::working_view(d, key, self.rules, self.keys, &self.fresh, &self.sql)?;
         }
         Ok(doc)
     }

@@ -224,6 +224,9 @@ pub(crate) fn seal_doc(
         .collect();
     let mut ids: Vec<(String, String)> = Vec::new();
     let mut seal_one = |i: usize, value: &mut Value, shape: &[PatternSegment]| -> Result<()> {
+        if seal::as_sealed(value).is_some() {
+            return Ok(());
+        }
         let Some(subject) = subjects[i].as_deref() else {
             return Err(ShredError::NoSubject {
                 key: key.to_owned(),
@@ -304,6 +307,7 @@ pub(crate) fn seal_raw(
     Ok(seal::seal_bytes(bytes, &sid, &data_key)?)
 }
 
+/// Calls `seal_one` on every value of `value` at a personal path (not below one).
 fn seal_walk(
     value: &mut Value,
     shape: &mut Vec<PatternSegment>,
@@ -312,9 +316,6 @@ fn seal_walk(
 ) -> Result<()> {
     // The rule declared last wins, as for the other rule families.
     if let Some(i) = personal.iter().rposition(|(p, _)| *p == shape.as_slice()) {
-        if seal::as_sealed(value).is_some() {
-            return Ok(());
-        }
         return seal_one(i, value, shape);
     }
     if !personal
@@ -357,49 +358,71 @@ fn forgotten_in(hist: &Connection, sid: &str) -> Result<Option<i64>> {
         .flatten())
 }
 
-/// What unsealing does with a value it cannot open.
-#[derive(Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Unreadable {
-    /// Show the forgotten marker (reads).
-    Marker,
-    /// Keep the sealed value (a write's view of the document: it must stay as it is).
-    KeepSealed,
+/// The plaintext of a sealed value; `None` when its key is gone (forgotten, or a newer key
+/// made after a forget). A key that exists but does not open it, for a subject never
+/// forgotten, is damage.
+fn open_sealed(
+    value: &Value,
+    keys: &Keys,
+    fresh: &FreshKeys,
+    hist: &Connection,
+) -> Result<Option<Value>> {
+    let Some((blob, sid)) = seal::as_sealed(value) else {
+        return Ok(None);
+    };
+    let key = match fresh.keys.iter().find(|(s, _)| s == sid) {
+        Some((_, k)) => Some(*k),
+        None => keys.get(sid)?,
+    };
+    if let Some(plain) = key.as_ref().and_then(|k| seal::open(blob, sid, k)) {
+        return Ok(Some(plain));
+    }
+    if key.is_some() && forgotten_in(hist, sid)?.is_none() {
+        return Err(ShredError::Damaged(sid.to_owned()).into());
+    }
+    Ok(None)
 }
 
-/// Replaces the sealed values in `value` by their plaintext (`fresh`: keys made by the
-/// transaction in progress, not stored yet).
+/// Replaces every sealed value in `value` by its plaintext, or by the forgotten marker
+/// (`fresh`: keys made by the transaction in progress, not stored yet). For reads.
 pub(crate) fn unseal_in(
     value: &mut Value,
     keys: &Keys,
     fresh: &FreshKeys,
     hist: &Connection,
-    unreadable: Unreadable,
 ) -> Result<()> {
     if !keys.personal_seen(hist)? {
         return Ok(());
     }
     seal::for_each_sealed(value, &mut |v| {
-        let Some((blob, sid)) = seal::as_sealed(v) else {
-            return Ok(());
-        };
-        let key = match fresh.keys.iter().find(|(s, _)| s == sid) {
-            Some((_, k)) => Some(*k),
-            None => keys.get(sid)?,
-        };
-        if let Some(plain) = key.as_ref().and_then(|k| seal::open(blob, sid, k)) {
-            *v = plain;
-            return Ok(());
-        }
-        // No key: forgotten. A key that does not open it: a newer key, made after a
-        // forget, or damage.
-        if key.is_some() && forgotten_in(hist, sid)?.is_none() {
-            return Err(ShredError::Damaged(sid.to_owned()).into());
-        }
-        if unreadable == Unreadable::Marker {
-            *v = forgotten_marker();
-        }
+        *v = open_sealed(v, keys, fresh, hist)?.unwrap_or_else(forgotten_marker);
         Ok(())
     })
+}
+
+/// A write's view of the document under `key`: the sealed values at personal paths that
+/// can be read are unsealed (sealing them again gives the same bytes); every other sealed
+/// value stays as it is, so that a write never stores a personal value in plaintext, not
+/// even one that a rename moved to a path no rule covers.
+pub(crate) fn working_view(
+    doc: &mut Value,
+    key: &str,
+    rules: &[Rule],
+    keys: &Keys,
+    fresh: &FreshKeys,
+    hist: &Connection,
+) -> Result<()> {
+    let personal = personal_rules(rules, key);
+    if personal.is_empty() {
+        return Ok(());
+    }
+    let mut open_one = |_: usize, value: &mut Value, _: &[PatternSegment]| -> Result<()> {
+        if let Some(plain) = open_sealed(value, keys, fresh, hist)? {
+            *value = plain;
+        }
+        Ok(())
+    };
+    seal_walk(doc, &mut Vec::new(), &personal, &mut open_one)
 }
 
 /// Unseals the values of a change for display (forgotten values as the marker).
@@ -410,7 +433,7 @@ pub(crate) fn unseal_change_in(
     hist: &Connection,
 ) -> Result<()> {
     for v in [&mut change.old, &mut change.new].into_iter().flatten() {
-        unseal_in(v, keys, fresh, hist, Unreadable::Marker)?;
+        unseal_in(v, keys, fresh, hist)?;
     }
     Ok(())
 }
@@ -503,7 +526,7 @@ impl Repo {
     /// it is for values taken from the log some other way.
     pub fn unseal(&self, value: &mut Value) -> Result<()> {
         let none = FreshKeys::default();
-        unseal_in(value, &self.keys, &none, &self.conn, Unreadable::Marker)
+        unseal_in(value, &self.keys, &none, &self.conn)
     }
 
     /// [`Repo::unseal`] for an optional document.
@@ -617,6 +640,63 @@ impl Repo {
             objects: ids.len(),
             keys,
         })
+    }
+}
+
+impl Repo {
+    /// For `fsck`: every sealed value in the log opens with its subject's key, or its
+    /// subject was forgotten. Problems are added to `problems`, one sentence per subject.
+    pub(crate) fn check_sealed(&self, problems: &mut Vec<String>) -> Result<()> {
+        if !self.keys.personal_seen(&self.conn)? {
+            return Ok(());
+        }
+        if !self.keys.path().is_file() {
+            problems.push(format!(
+                "{} is missing: no personal value can be read",
+                self.keys.path().display()
+            ));
+            return Ok(());
+        }
+        let none = FreshKeys::default();
+        // Per subject: how many values, and whether their key is missing (or damaged).
+        let mut bad: std::collections::BTreeMap<String, (usize, bool)> = Default::default();
+        let mut stmt = self
+            .conn
+            .prepare("SELECT path, op, old, new, old_obj, new_obj FROM change_log ORDER BY id")?;
+        let mut rows = stmt.query([])?;
+        while let Some(r) = rows.next()? {
+            let change = change_from_row(
+                &self.objects,
+                &r.get::<_, String>(0)?,
+                &r.get::<_, String>(1)?,
+                (r.get(2)?, r.get(4)?),
+                (r.get(3)?, r.get(5)?),
+            )?;
+            for mut value in [change.old, change.new].into_iter().flatten() {
+                seal::for_each_sealed(&mut value, &mut |v| {
+                    let sid = seal::as_sealed(v).map_or("", |(_, sid)| sid).to_owned();
+                    let what = match open_sealed(v, &self.keys, &none, &self.conn) {
+                        Ok(Some(_)) => return Ok(()),
+                        Ok(None) if forgotten_in(&self.conn, &sid)?.is_some() => return Ok(()),
+                        Ok(None) => true,
+                        Err(Error::Shred(ShredError::Damaged(_))) => false,
+                        Err(e) => return Err(e),
+                    };
+                    bad.entry(sid).or_insert((0, what)).0 += 1;
+                    Ok(())
+                })?;
+            }
+        }
+        for (sid, (n, missing)) in bad {
+            let (values, what) = match (n, missing) {
+                (1, true) => ("value has", "no key, and the subject was never forgotten"),
+                (_, true) => ("values have", "no key, and the subject was never forgotten"),
+                (1, false) => ("value does", "not decrypt with its key"),
+                (_, false) => ("values do", "not decrypt with their key"),
+            };
+            problems.push(format!("subject {sid}: {n} sealed {values} {what}"));
+        }
+        Ok(())
     }
 }
 

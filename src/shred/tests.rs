@@ -322,6 +322,26 @@ fn a_missing_keys_db_is_an_error_not_a_silent_forget() {
         matches!(err, Error::Shred(ShredError::KeysMissing(_))),
         "{err}"
     );
+    let report = repo.fsck().unwrap();
+    assert_eq!(report.problems.len(), 1);
+    assert!(report.problems[0].ends_with("keys.db is missing: no personal value can be read"));
+    // Another repository's keys.db: the values are there but cannot be opened.
+    let other = tempfile::tempdir().unwrap();
+    drop(Repo::init(other.path()).unwrap());
+    std::fs::copy(
+        other.path().join(".hist/keys.db"),
+        dir.path().join(".hist/keys.db"),
+    )
+    .unwrap();
+    let repo = Repo::open(dir.path()).unwrap();
+    let stored = repo.current_stored("c/1").unwrap().unwrap();
+    let (_, sid) = seal::as_sealed(&stored["email"]).unwrap();
+    assert_eq!(
+        repo.fsck().unwrap().problems,
+        vec![format!(
+            "subject {sid}: 1 sealed value has no key, and the subject was never forgotten"
+        )]
+    );
 }
 
 #[cfg(unix)]
@@ -391,5 +411,36 @@ fn cost() {
     eprintln!(
         "keys.db: init with identity and master key {init:?}; open + age-decrypt master {:?}; 72 B per subject key",
         t.elapsed()
+    );
+}
+
+#[test]
+fn writes_never_unseal_a_value_no_rule_covers() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut repo = Repo::init(dir.path()).unwrap();
+    personal(&mut repo, "/email", None, None).unwrap();
+    put(
+        &mut repo,
+        "c/1",
+        json!({"email": ALICE_EMAIL, "plan": "pro"}),
+    );
+    // The rule goes (as a rename would move the value away from it): later writes of other
+    // fields keep the sealed value sealed, and reads still open it.
+    let id = repo.rules()[0].id;
+    let mut txn = repo.begin(opts("rules")).unwrap();
+    txn.remove_rule(id).unwrap();
+    txn.commit().unwrap();
+    let mut txn = repo.begin(opts("write")).unwrap();
+    let changes = txn
+        .set("c/1", &DocPath::parse("/plan").unwrap(), json!("team"))
+        .unwrap();
+    txn.commit().unwrap();
+    assert_eq!(changes.len(), 1);
+    assert_eq!(found_in(&repo, b"alice.unique"), Vec::<PathBuf>::new());
+    let stored = repo.current_stored("c/1").unwrap().unwrap();
+    assert!(seal::as_sealed(&stored["email"]).is_some());
+    assert_eq!(
+        repo.current("c/1").unwrap().unwrap()["email"],
+        json!(ALICE_EMAIL)
     );
 }
