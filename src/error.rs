@@ -80,6 +80,9 @@ pub enum Error {
     /// A query refused by `hist sql`.
     #[error("{0}")]
     Query(String),
+    /// Crypto-shredding: personal values, keys, forget, backup.
+    #[error(transparent)]
+    Shred(#[from] crate::shred::ShredError),
     /// The store does not match what it should.
     #[error("the repository is damaged: {0}")]
     Corrupt(String),

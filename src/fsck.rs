@@ -71,6 +71,14 @@ pub(crate) fn tx_hash(conn: &Connection, id: i64) -> Result<[u8; 32]> {
             feed(&mut h, v.as_deref().map(str::as_bytes));
         }
     }
+    let mut stmt =
+        conn.prepare_cached("SELECT subject FROM forgotten WHERE tx = ?1 ORDER BY subject")?;
+    let mut rows = stmt.query([id])?;
+    while let Some(r) = rows.next()? {
+        h.update(b"f");
+        let subject: String = r.get(0)?;
+        feed(&mut h, Some(subject.as_bytes()));
+    }
     Ok(*h.finalize().as_bytes())
 }
 
@@ -106,6 +114,7 @@ impl Repo {
         self.check_chain(&mut report)?;
         self.check_replay(&mut report)?;
         self.check_objects(&mut report)?;
+        self.check_sealed(&mut report.problems)?;
         Ok(report)
     }
 

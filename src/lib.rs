@@ -19,6 +19,7 @@ pub mod path;
 mod read;
 mod repo;
 pub mod rules;
+pub mod shred;
 mod sql;
 mod store;
 pub mod time;
@@ -32,5 +33,6 @@ pub use repo::{
     CHECKPOINT_EVERY, CHECKPOINT_MIN_BYTES, Commit, HIST_DIR, PutOutcome, Repo, TxOptions, Txn,
     checkpoint_span,
 };
+pub use shred::{Backup, Forgotten, ShredError};
 pub use sql::{QueryResult, SqlValue};
 pub use time::{Timestamp, When};

@@ -131,6 +131,18 @@ impl Repo {
     /// [`Repo::as_of_tx`] forced to read in one direction (`None`: the cheaper one). Both
     /// directions must agree; tests and `fsck`-style checks use this to prove it.
     pub fn as_of_tx_via(&self, key: &str, bound: i64, via: Option<Direction>) -> Result<AsOf> {
+        let mut found = self.as_of_tx_stored(key, bound, via)?;
+        found.doc = self.unseal_doc(found.doc)?;
+        Ok(found)
+    }
+
+    /// [`Repo::as_of_tx_via`] as stored: personal values sealed.
+    pub(crate) fn as_of_tx_stored(
+        &self,
+        key: &str,
+        bound: i64,
+        via: Option<Direction>,
+    ) -> Result<AsOf> {
         let absent = |direction| AsOf {
             doc: None,
             tx: Some(bound),
@@ -250,7 +262,7 @@ impl Repo {
             Ok((raw_change(r, 0)?, tx_from_row_at(r, 6)?))
         })?;
         let mut after = self
-            .current(key)?
+            .current_stored(key)?
             .and_then(|d| diff::get(&d, path.segments()).cloned());
         let mut out = Vec::new();
         for row in rows {
@@ -303,6 +315,10 @@ impl Repo {
             after = before;
         }
         out.reverse();
+        for e in &mut out {
+            e.old = self.unseal_doc(e.old.take())?;
+            e.new = self.unseal_doc(e.new.take())?;
+        }
         Ok(out)
     }
 
@@ -461,7 +477,7 @@ impl Repo {
                 id,
                 tx: tx.clone(),
                 key: k,
-                change,
+                change: self.unseal_change(change)?,
             });
         }
         Ok(out)

@@ -43,6 +43,7 @@ pub struct Repo {
     rules: Vec<Rule>,
     /// Inside [`Repo::begin_batch`]: transactions are savepoints of one SQLite transaction.
     batch: bool,
+    pub(crate) keys: crate::shred::Keys,
 }
 
 impl std::fmt::Debug for Repo {
@@ -142,8 +143,10 @@ impl Repo {
             objects: Objects::new(dir.join("objects")),
             rules: Vec::new(),
             batch: false,
+            keys: crate::shred::Keys::new(dir.join("keys.db")),
         };
         repo.rules = load_rules(&repo.conn)?;
+        crate::shred::on_open(&repo, create)?;
         Ok(repo)
     }
 
@@ -223,6 +226,7 @@ impl Repo {
             objects,
             rules,
             batch,
+            keys,
             ..
         } = self;
         let sql = SqlTx::begin(conn, *batch)?;
@@ -254,6 +258,7 @@ impl Repo {
             sql,
             objects,
             rules,
+            keys,
             info,
             pending: Vec::new(),
             index: HashMap::new(),
@@ -261,6 +266,8 @@ impl Repo {
             added_rules: Vec::new(),
             removed_rules: Vec::new(),
             warnings: Vec::new(),
+            fresh: crate::shred::FreshKeys::default(),
+            forgets: Vec::new(),
         })
     }
 
@@ -300,8 +307,14 @@ impl Repo {
         }
     }
 
-    /// The current document under `key`.
+    /// The current document under `key` (personal values unsealed).
     pub fn current(&self, key: &str) -> Result<Option<Value>> {
+        let doc = self.current_stored(key)?;
+        self.unseal_doc(doc)
+    }
+
+    /// The current document under `key` as stored (personal values sealed).
+    pub(crate) fn current_stored(&self, key: &str) -> Result<Option<Value>> {
         let text: Option<Option<String>> = self
             .conn
             .query_row("SELECT doc FROM doc WHERE key = ?1", [key], |r| r.get(0))
@@ -464,6 +477,7 @@ pub struct Txn<'r> {
     sql: SqlTx<'r>,
     objects: &'r Objects,
     rules: &'r mut Vec<Rule>,
+    keys: &'r crate::shred::Keys,
     info: TxInfo,
     pending: Vec<Pending>,
     index: HashMap<String, usize>,
@@ -471,6 +485,8 @@ pub struct Txn<'r> {
     added_rules: Vec<(String, String, Option<String>, String)>,
     removed_rules: Vec<i64>,
     warnings: Vec<String>,
+    fresh: crate::shred::FreshKeys,
+    forgets: Vec<String>,
 }
 
 impl Txn<'_> {
@@ -520,9 +536,40 @@ impl Txn<'_> {
         Ok(&mut self.pending[last])
     }
 
-    /// The document under `key` as this transaction sees it so far.
+    /// The document under `key` as this transaction sees it so far: the personal values
+    /// at personal paths unsealed, except those of forgotten subjects, which stay sealed
+    /// (and so unchanged), as does any sealed value elsewhere.
     pub fn current(&mut self, key: &str) -> Result<Option<Value>> {
-        Ok(self.pending(key)?.doc.clone())
+        let mut doc = self.pending(key)?.doc.clone();
+        if let Some(d) = doc.as_mut() {
+            crate::shred::working_view(d, key, self.rules, self.keys, &self.fresh, &self.sql)?;
+        }
+        Ok(doc)
+    }
+
+    /// Seals the personal values of a document about to be written under `key`.
+    fn seal(&mut self, key: &str, doc: &mut Value) -> Result<()> {
+        crate::shred::seal_doc(doc, key, self.rules, self.keys, &mut self.fresh, &self.sql)
+    }
+
+    /// The bytes to store for the raw bytes of a tracked file under `key` (its parsed
+    /// document: `doc`): sealed with the subject's key when a personal rule applies to
+    /// `key`, as they are otherwise. [`Repo::unseal_raw`] reads them back.
+    pub fn seal_raw(&mut self, key: &str, doc: Option<&Value>, bytes: &[u8]) -> Result<Vec<u8>> {
+        crate::shred::seal_raw(
+            bytes,
+            key,
+            doc,
+            self.rules,
+            self.keys,
+            &mut self.fresh,
+            &self.sql,
+        )
+    }
+
+    /// Records that subject `sid` is forgotten (with this transaction).
+    pub(crate) fn forget_subject(&mut self, sid: String) {
+        self.forgets.push(sid);
     }
 
     /// Replaces the whole document under `key` by `next` (`None` removes it), recording the
@@ -544,6 +591,7 @@ impl Txn<'_> {
         let mut next = next;
         let mut warnings = Vec::new();
         if let Some(doc) = next.as_mut() {
+            self.seal(key, doc)?;
             canonicalize(doc, &rules, &mut warnings);
         }
         self.replace_canonical(key, next, &rules, warnings)
@@ -567,7 +615,11 @@ impl Txn<'_> {
         p.changes.extend(d.changes.iter().cloned());
         self.warnings
             .extend(warnings.into_iter().map(|w| format!("{key}: {w}")));
-        Ok(d.changes)
+        let mut changes = d.changes;
+        for c in &mut changes {
+            crate::shred::unseal_change_in(c, self.keys, &self.fresh, &self.sql)?;
+        }
+        Ok(changes)
     }
 
     /// Writes `value` at `path` (the root: the whole document), creating missing parents.
@@ -603,6 +655,7 @@ impl Txn<'_> {
         check_key(key)?;
         let rules = KeyRules::for_key(self.rules.iter(), key);
         let mut warnings = Vec::new();
+        self.seal(key, &mut doc)?;
         canonicalize(&mut doc, &rules, &mut warnings);
         let hash = canon::hash(&doc);
         // Compare hashes before loading (and parsing) the stored document: an unchanged
@@ -660,11 +713,19 @@ impl Txn<'_> {
             checks,
             added_rules,
             removed_rules,
-            warnings,
+            mut warnings,
+            keys,
+            fresh,
+            forgets,
             ..
         } = self;
+        let mut fresh = fresh;
+        warnings.append(&mut fresh.warnings);
         let n_changes: usize = pending.iter().map(|p| p.changes.len()).sum();
-        let records_tx = n_changes > 0 || !added_rules.is_empty() || !removed_rules.is_empty();
+        let records_tx = n_changes > 0
+            || !added_rules.is_empty()
+            || !removed_rules.is_empty()
+            || !forgets.is_empty();
         if !records_tx && checks.is_empty() {
             return Ok(Commit {
                 warnings,
@@ -674,6 +735,16 @@ impl Txn<'_> {
         let at = info.at.to_string();
         let mut all = Vec::with_capacity(n_changes);
         if records_tx {
+            for (kind, pattern, globs, _) in &added_rules {
+                if kind == "personal" {
+                    crate::shred::check_no_plaintext(&sql, objects, pattern, globs.as_deref())?;
+                    keys.create_if_first(&sql)?;
+                }
+            }
+            if !fresh.keys.is_empty() {
+                // The keys land before the values sealed with them.
+                keys.store(&fresh.keys, info.id)?;
+            }
             sql.execute(
                 "INSERT INTO tx (id, at, actor, reason, kind, hash) VALUES (?1, ?2, ?3, ?4, ?5, x'')",
                 params![info.id, at, info.actor, info.reason, info.kind],
@@ -751,6 +822,15 @@ impl Txn<'_> {
                     "UPDATE rule SET removed_tx = ?1 WHERE id = ?2",
                     params![info.id, id],
                 )?;
+            }
+            for sid in &forgets {
+                sql.execute(
+                    "INSERT INTO forgotten (subject, tx) VALUES (?1, ?2)",
+                    params![sid, info.id],
+                )?;
+            }
+            for (_, change) in &mut all {
+                crate::shred::unseal_change_in(change, keys, &fresh, &sql)?;
             }
             let hash = crate::fsck::tx_hash(&sql, info.id)?;
             sql.execute(

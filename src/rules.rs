@@ -10,6 +10,9 @@
 //!   Order within a keyed array is not history: the canonical form orders elements by key.
 //! - `set PATTERN`: order never matters; elements are addressed as `[="red"]`.
 //! - every other array is one opaque value.
+//! - `personal PATTERN [--subject-from PATH]`: values at the pattern are personal data of a
+//!   subject (the document key, or the value at `PATH` of the document); they are sealed with
+//!   the subject's own key before they are stored (see [`crate::shred`]).
 
 use crate::path::{DocPath, PathPattern, PatternSegment};
 use serde_json::{Value, json};
@@ -22,6 +25,12 @@ pub enum RuleKind {
     ArrayKey(Vec<String>),
     /// Arrays at the pattern are sets.
     Set,
+    /// Values at the pattern are personal data, sealed with their subject's key. The
+    /// subject is the document key, or the value at `subject_from` in the document.
+    Personal {
+        /// Where the subject is read from (`None`: the document key).
+        subject_from: Option<DocPath>,
+    },
 }
 
 impl RuleKind {
@@ -30,7 +39,13 @@ impl RuleKind {
         match self {
             RuleKind::ArrayKey(_) => "array-key",
             RuleKind::Set => "set",
+            RuleKind::Personal { .. } => "personal",
         }
+    }
+
+    /// True for the rules that say how arrays are diffed (array keys and sets).
+    pub fn is_array_rule(&self) -> bool {
+        matches!(self, RuleKind::ArrayKey(_) | RuleKind::Set)
     }
 
     /// The stored parameters, as JSON.
@@ -38,6 +53,10 @@ impl RuleKind {
         match self {
             RuleKind::ArrayKey(fields) => json!({ "fields": fields }),
             RuleKind::Set => json!({}),
+            RuleKind::Personal { subject_from: None } => json!({}),
+            RuleKind::Personal {
+                subject_from: Some(p),
+            } => json!({ "subject_from": p.to_string() }),
         }
     }
 
@@ -54,6 +73,13 @@ impl RuleKind {
                 (!fields.is_empty()).then_some(RuleKind::ArrayKey(fields))
             }
             "set" => Some(RuleKind::Set),
+            "personal" => {
+                let subject_from = match spec.get("subject_from") {
+                    None => None,
+                    Some(p) => Some(DocPath::parse(p.as_str()?).ok()?),
+                };
+                Some(RuleKind::Personal { subject_from })
+            }
             _ => None,
         }
     }
@@ -95,6 +121,12 @@ impl fmt::Display for Rule {
         match &self.kind {
             RuleKind::ArrayKey(fields) => write!(f, "array-key {pattern} {}", fields.join(","))?,
             RuleKind::Set => write!(f, "set {pattern}")?,
+            RuleKind::Personal { subject_from } => {
+                write!(f, "personal {pattern}")?;
+                if let Some(p) = subject_from {
+                    write!(f, " --subject-from {p}")?;
+                }
+            }
         }
         if let Some(keys) = &self.keys {
             write!(f, " --keys {keys}")?;
@@ -137,7 +169,7 @@ impl KeyRules {
     pub fn for_key<'r>(rules: impl IntoIterator<Item = &'r Rule>, key: &str) -> Self {
         let arrays = rules
             .into_iter()
-            .filter(|r| r.applies_to_key(key))
+            .filter(|r| r.kind.is_array_rule() && r.applies_to_key(key))
             .map(|r| (r.pattern.segments().to_vec(), r.kind.clone()))
             .collect();
         Self { arrays }
@@ -158,7 +190,7 @@ impl KeyRules {
         {
             Some((_, RuleKind::ArrayKey(fields))) => ArrayMode::Keyed(fields),
             Some((_, RuleKind::Set)) => ArrayMode::Set,
-            None => ArrayMode::Opaque,
+            Some(_) | None => ArrayMode::Opaque,
         }
     }
 

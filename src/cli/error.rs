@@ -110,6 +110,10 @@ impl From<crate::Error> for CliError {
             E::AtBeforeNewest { .. } => CliError::user(message)
                 .hint("a correction of the past is a new change with a reason (-m)"),
             E::Query(_) => CliError::user(message),
+            E::Shred(s) => match s.hint() {
+                Some(hint) => CliError::user(message).hint(hint),
+                None => CliError::user(message),
+            },
             _ => CliError::user(message),
         }
     }

@@ -7,8 +7,10 @@
 mod error;
 mod ui;
 
+mod backup;
 mod canon;
 mod diff;
+mod forget;
 mod fsck;
 mod history;
 mod import;
@@ -16,6 +18,7 @@ mod ingest;
 mod init;
 mod log;
 mod rules;
+mod rules_personal;
 mod show;
 mod sql;
 mod write;
@@ -80,6 +83,10 @@ pub enum Command {
     Fsck(fsck::FsckArgs),
     /// Print a JSON document's canonical form, or its hash.
     Canon(canon::CanonArgs),
+    /// Crypto-shred one subject: delete its key, so its personal values read as forgotten.
+    Forget(forget::ForgetArgs),
+    /// Write a consistent copy of the repository, with its keys in a separate file.
+    Backup(backup::BackupArgs),
 }
 
 /// Options every write takes.
@@ -204,6 +211,8 @@ fn dispatch(ui: &mut Ui, env: &Env, command: Command) -> Result<(), CliError> {
         Command::Rules(args) => rules::cmd_rules(ui, env, &args),
         Command::Fsck(args) => fsck::cmd_fsck(ui, env, &args),
         Command::Canon(args) => canon::cmd_canon(ui, env, &args),
+        Command::Forget(args) => forget::cmd_forget(ui, env, &args),
+        Command::Backup(args) => backup::cmd_backup(ui, env, &args),
     }
 }
 

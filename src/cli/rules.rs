@@ -15,6 +15,7 @@ use serde_json::json;
 ///   hist rules array-key /items id --keys 'feed/*' --actor user:sam
 ///   hist rules array-key /prefixes ip_prefix,service,region --actor user:sam
 ///   hist rules set /tags --actor user:sam
+///   hist rules personal /email --keys 'customer/*' --actor user:dpo
 ///   hist rules
 #[derive(Debug, Args)]
 pub struct RulesArgs {
@@ -31,6 +32,9 @@ pub enum RulesAction {
     ArrayKey(ArrayKeyArgs),
     /// Treat arrays at PATTERN as sets: order never matters.
     Set(SetRuleArgs),
+    /// Mark values at PATTERN as personal data: stored encrypted with their subject's key,
+    /// erasable with `hist forget`.
+    Personal(super::rules_personal::PersonalRuleArgs),
     /// Remove a rule by its id (as `hist rules` lists it).
     Rm(RmRuleArgs),
 }
@@ -99,6 +103,7 @@ pub fn cmd_rules(ui: &mut Ui, env: &Env, args: &RulesArgs) -> Result<(), CliErro
             (&a.write, &a.pattern, &a.keys, RuleKind::ArrayKey(fields))
         }
         RulesAction::Set(a) => (&a.write, &a.pattern, &a.keys, RuleKind::Set),
+        RulesAction::Personal(a) => (&a.write, &a.pattern, &a.keys, a.kind()?),
         RulesAction::Rm(a) => {
             let opts = env.tx_options(&a.write, "rules")?;
             let mut repo = env.repo()?;

@@ -4,6 +4,7 @@
 
 mod common;
 
+mod test_forget;
 mod test_foundation;
 mod test_ingest;
 

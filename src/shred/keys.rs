@@ -1,0 +1,375 @@
+//! `keys.db`: the secrets of crypto-shredding, in their own SQLite file next to `hist.db`.
+//!
+//! Three levels, so that age's per-message header (about 200 bytes, and an X25519 exchange
+//! of about 55 µs) is paid once per repository rather than once per value or subject:
+//!
+//! 1. an age X25519 identity, generated at `init`;
+//! 2. a random 32-byte master key, age-encrypted to that identity (`meta.master`);
+//! 3. per subject, a random 32-byte data key, stored XChaCha20-Poly1305-sealed under the
+//!    master key with the subject id as associated data (72 bytes a subject).
+//!
+//! Forgetting a subject deletes its one row; with `secure_delete` on and a rollback journal
+//! (deleted at commit, never a WAL that keeps old pages), no byte of the data key remains in
+//! any file. The file is created owner-only (0600) and put back to 0600 when found wider.
+
+use super::ShredError;
+use crate::error::Result;
+use age::secrecy::ExposeSecret as _;
+use chacha20poly1305::aead::rand_core::RngCore as _;
+use chacha20poly1305::aead::{Aead, KeyInit, OsRng, Payload};
+use chacha20poly1305::{XChaCha20Poly1305, XNonce};
+use rusqlite::{Connection, OpenFlags, OptionalExtension, TransactionBehavior, params};
+use std::cell::{Cell, RefCell};
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+
+/// A 32-byte secret.
+pub(crate) type Secret = [u8; 32];
+
+const SCHEMA: &str = include_str!("keys.sql");
+const VERSION: i64 = 1;
+const NONCE_LEN: usize = 24;
+
+/// The handle on `keys.db`, opened on first use.
+pub(crate) struct Keys {
+    path: PathBuf,
+    open: RefCell<Option<Open>>,
+    personal_seen: Cell<bool>,
+}
+
+struct Open {
+    conn: Connection,
+    master: Secret,
+    data_version: i64,
+    cache: HashMap<String, Secret>,
+}
+
+/// Fresh random bytes from the operating system.
+pub(crate) fn random_secret() -> Result<Secret> {
+    let mut key = [0u8; 32];
+    OsRng
+        .try_fill_bytes(&mut key)
+        .map_err(|e| ShredError::Crypto(format!("no randomness from the system: {e}")))?;
+    Ok(key)
+}
+
+fn crypto(what: &str) -> impl FnOnce(String) -> crate::Error + '_ {
+    move |e| ShredError::Crypto(format!("{what}: {e}")).into()
+}
+
+impl Keys {
+    pub(crate) fn new(path: PathBuf) -> Self {
+        Self {
+            path,
+            open: RefCell::new(None),
+            personal_seen: Cell::new(false),
+        }
+    }
+
+    /// Where `keys.db` is.
+    pub(crate) fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Creates `keys.db` with a new identity and master key.
+    pub(crate) fn create(&self) -> Result<()> {
+        create_private_file(&self.path)?;
+        self.with(|_| Ok(()))
+    }
+
+    /// Creates `keys.db` for a repository made before it existed, when its first personal
+    /// rule is declared (never once personal values may be stored: a lost `keys.db` is
+    /// an error, not something to paper over).
+    pub(crate) fn create_if_first(&self, hist: &Connection) -> Result<()> {
+        if self.path.exists() || self.personal_seen(hist)? {
+            return Ok(());
+        }
+        self.create()
+    }
+
+    /// True once a personal rule has been declared in this repository (ever): only then can
+    /// a stored document hold sealed values, so only then do reads look for them.
+    pub(crate) fn personal_seen(&self, hist: &Connection) -> Result<bool> {
+        if !self.personal_seen.get() {
+            let seen: bool = hist.query_row(
+                "SELECT EXISTS (SELECT 1 FROM rule WHERE kind = 'personal')",
+                [],
+                |r| r.get(0),
+            )?;
+            self.personal_seen.set(seen);
+        }
+        Ok(self.personal_seen.get())
+    }
+
+    fn with<T>(&self, f: impl FnOnce(&mut Open) -> Result<T>) -> Result<T> {
+        let mut slot = self.open.borrow_mut();
+        let open = match &mut *slot {
+            Some(open) => open,
+            empty => empty.insert(self.load()?),
+        };
+        f(open)
+    }
+
+    fn load(&self) -> Result<Open> {
+        if !self.path.is_file() {
+            return Err(ShredError::KeysMissing(self.path.clone()).into());
+        }
+        restrict_permissions(&self.path)?;
+        let conn = Connection::open_with_flags(
+            &self.path,
+            OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX,
+        )?;
+        conn.busy_timeout(std::time::Duration::from_secs(30))?;
+        conn.execute_batch(
+            "PRAGMA journal_mode = DELETE;
+             PRAGMA synchronous = FULL;
+             PRAGMA secure_delete = ON;",
+        )?;
+        let version: i64 = conn.query_row("PRAGMA user_version", [], |r| r.get(0))?;
+        if version == 0 {
+            initialize(&conn)?;
+        } else if version > VERSION {
+            return Err(ShredError::Crypto(format!(
+                "{} has schema version {version}; this hist understands up to {VERSION}",
+                self.path.display()
+            ))
+            .into());
+        }
+        let identity: String =
+            conn.query_row("SELECT value FROM meta WHERE name = 'identity'", [], |r| {
+                r.get(0)
+            })?;
+        let identity: age::x25519::Identity = identity
+            .parse()
+            .map_err(|e: &str| crypto("the repository identity in keys.db")(e.to_owned()))?;
+        let wrapped: Vec<u8> =
+            conn.query_row("SELECT value FROM meta WHERE name = 'master'", [], |r| {
+                r.get(0)
+            })?;
+        let master = age::decrypt(&identity, &wrapped)
+            .map_err(|e| crypto("the master key in keys.db")(e.to_string()))?;
+        let master: Secret = master.as_slice().try_into().map_err(|_| {
+            crypto("the master key in keys.db")("it is not 32 bytes long".to_owned())
+        })?;
+        let data_version = conn.query_row("PRAGMA data_version", [], |r| r.get(0))?;
+        Ok(Open {
+            conn,
+            master,
+            data_version,
+            cache: HashMap::new(),
+        })
+    }
+
+    /// The id of a subject: the first 16 bytes of its blake3 hash keyed by a key derived
+    /// from the master key, in hex. It says nothing about the subject to whoever lacks
+    /// `keys.db`, and stays the same for the life of the repository.
+    pub(crate) fn subject_id(&self, subject: &str) -> Result<String> {
+        self.with(|o| {
+            let key = blake3::derive_key("hist 2026-12 subject id", &o.master);
+            let hash = blake3::keyed_hash(&key, subject.as_bytes());
+            Ok(hash.to_hex()[..32].to_owned())
+        })
+    }
+
+    /// The data key of subject `sid`, if it has one.
+    pub(crate) fn get(&self, sid: &str) -> Result<Option<Secret>> {
+        self.with(|o| {
+            // Another connection (a `forget` elsewhere) may have deleted keys since.
+            let version: i64 = o.conn.query_row("PRAGMA data_version", [], |r| r.get(0))?;
+            if version != o.data_version {
+                o.cache.clear();
+                o.data_version = version;
+            }
+            if let Some(key) = o.cache.get(sid) {
+                return Ok(Some(*key));
+            }
+            let row: Option<Vec<u8>> = o
+                .conn
+                .query_row(
+                    "SELECT key FROM subject_key WHERE subject = ?1",
+                    [sid],
+                    |r| r.get(0),
+                )
+                .optional()?;
+            let Some(row) = row else {
+                return Ok(None);
+            };
+            let key = unwrap_key(&o.master, sid, &row)?;
+            o.cache.insert(sid.to_owned(), key);
+            Ok(Some(key))
+        })
+    }
+
+    /// Stores new data keys, made by transaction `since_tx`, durably (before the log
+    /// that uses them commits).
+    pub(crate) fn store(&self, fresh: &[(String, Secret)], since_tx: i64) -> Result<()> {
+        self.with(|o| {
+            let t = o
+                .conn
+                .transaction_with_behavior(TransactionBehavior::Immediate)?;
+            for (sid, key) in fresh {
+                let wrapped = wrap_key(&o.master, sid, key)?;
+                t.execute(
+                    "INSERT INTO subject_key (subject, since_tx, key) VALUES (?1, ?2, ?3)",
+                    params![sid, since_tx, wrapped],
+                )?;
+            }
+            t.commit()?;
+            o.cache.extend(fresh.iter().cloned());
+            Ok(())
+        })
+    }
+
+    /// Deletes the key of every subject the log of `hist` says was forgotten (keys made
+    /// before the forget; a key made afterwards belongs to new values). Runs on every open,
+    /// so a `keys.db` restored from an older backup is shredded again before any read.
+    /// Only forgets newer than the last one handled here are looked at. Returns how many
+    /// keys were deleted.
+    pub(crate) fn shred_forgotten(&self, hist: &Connection) -> Result<usize> {
+        let newest: Option<i64> =
+            hist.query_row("SELECT max(tx) FROM forgotten", [], |r| r.get(0))?;
+        let Some(newest) = newest else {
+            return Ok(0);
+        };
+        if !self.path.is_file() {
+            return Ok(0);
+        }
+        self.with(|o| {
+            let meta = |name: &str| -> rusqlite::Result<Option<rusqlite::types::Value>> {
+                o.conn
+                    .query_row("SELECT value FROM meta WHERE name = ?1", [name], |r| {
+                        r.get(0)
+                    })
+                    .optional()
+            };
+            use rusqlite::types::Value as V;
+            let from = match (meta("shredded_tx")?, meta("shredded_hash")?) {
+                (Some(V::Integer(tx)), Some(V::Blob(hash))) => {
+                    let stored: Option<Vec<u8>> = hist
+                        .query_row("SELECT hash FROM tx WHERE id = ?1", [tx], |r| r.get(0))
+                        .optional()?;
+                    if stored == Some(hash) { tx } else { 0 }
+                }
+                _ => 0,
+            };
+            if from >= newest {
+                return Ok(0);
+            }
+            let mut stmt = hist
+                .prepare("SELECT subject, tx FROM forgotten WHERE tx > ?1 ORDER BY tx, subject")?;
+            let rows: Vec<(String, i64)> = stmt
+                .query_map([from], |r| Ok((r.get(0)?, r.get(1)?)))?
+                .collect::<rusqlite::Result<_>>()?;
+            let newest_hash: Vec<u8> =
+                hist.query_row("SELECT hash FROM tx WHERE id = ?1", [newest], |r| r.get(0))?;
+            let t = o
+                .conn
+                .transaction_with_behavior(TransactionBehavior::Immediate)?;
+            let mut deleted = 0;
+            for (sid, tx) in &rows {
+                deleted += t.execute(
+                    "DELETE FROM subject_key WHERE subject = ?1 AND since_tx <= ?2",
+                    params![sid, tx],
+                )?;
+            }
+            t.execute(
+                "INSERT OR REPLACE INTO meta (name, value) VALUES ('shredded_tx', ?1), ('shredded_hash', ?2)",
+                params![newest, newest_hash],
+            )?;
+            t.commit()?;
+            o.cache.clear();
+            Ok(deleted)
+        })
+    }
+
+    /// Writes a consistent copy of `keys.db` to `dest` (a new file, owner-only).
+    pub(crate) fn backup_to(&self, dest: &Path) -> Result<()> {
+        create_private_file(dest)?;
+        self.with(|o| {
+            o.conn.backup(
+                rusqlite::MAIN_DB,
+                dest,
+                None::<fn(rusqlite::backup::Progress)>,
+            )?;
+            Ok(())
+        })?;
+        restrict_permissions(dest)
+    }
+}
+
+fn initialize(conn: &Connection) -> Result<()> {
+    let identity = age::x25519::Identity::generate();
+    let master = random_secret()?;
+    let wrapped = age::encrypt(&identity.to_public(), &master)
+        .map_err(|e| crypto("sealing the master key")(e.to_string()))?;
+    conn.execute_batch(&format!("BEGIN; {SCHEMA}"))?;
+    conn.execute(
+        "INSERT INTO meta (name, value) VALUES ('identity', ?1), ('master', ?2)",
+        params![identity.to_string().expose_secret(), wrapped],
+    )?;
+    conn.execute_batch(&format!("PRAGMA user_version = {VERSION}; COMMIT;"))?;
+    Ok(())
+}
+
+fn wrap_key(master: &Secret, sid: &str, key: &Secret) -> Result<Vec<u8>> {
+    let wrap = blake3::derive_key("hist 2026-12 subject key wrap", master);
+    let nonce_bytes = random_secret()?;
+    let nonce = XNonce::from_slice(&nonce_bytes[..NONCE_LEN]);
+    let sealed = XChaCha20Poly1305::new(&wrap.into())
+        .encrypt(
+            nonce,
+            Payload {
+                msg: key,
+                aad: sid.as_bytes(),
+            },
+        )
+        .map_err(|_| crypto("sealing a subject key")("encryption failed".to_owned()))?;
+    let mut out = nonce.to_vec();
+    out.extend_from_slice(&sealed);
+    Ok(out)
+}
+
+fn unwrap_key(master: &Secret, sid: &str, wrapped: &[u8]) -> Result<Secret> {
+    let bad = || crypto("a subject key in keys.db")(format!("the key of subject {sid} is damaged"));
+    if wrapped.len() < NONCE_LEN {
+        return Err(bad());
+    }
+    let (nonce, sealed) = wrapped.split_at(NONCE_LEN);
+    let wrap = blake3::derive_key("hist 2026-12 subject key wrap", master);
+    let key = XChaCha20Poly1305::new(&wrap.into())
+        .decrypt(
+            XNonce::from_slice(nonce),
+            Payload {
+                msg: sealed,
+                aad: sid.as_bytes(),
+            },
+        )
+        .map_err(|_| bad())?;
+    key.as_slice().try_into().map_err(|_| bad())
+}
+
+/// Creates a new, empty file readable and writable by its owner only.
+pub(crate) fn create_private_file(path: &Path) -> Result<()> {
+    let mut options = std::fs::OpenOptions::new();
+    options.write(true).create_new(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt as _;
+        options.mode(0o600);
+    }
+    options.open(path).map(drop).map_err(crate::Error::io(path))
+}
+
+/// Puts a file back to owner-only permissions when it is wider.
+fn restrict_permissions(path: &Path) -> Result<()> {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt as _;
+        let meta = std::fs::metadata(path).map_err(crate::Error::io(path))?;
+        if meta.permissions().mode() & 0o077 != 0 {
+            std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o600))
+                .map_err(crate::Error::io(path))?;
+        }
+    }
+    Ok(())
+}

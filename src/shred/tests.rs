@@ -1,0 +1,446 @@
+//! Library tests of crypto-shredding: what is stored, what is left after a forget (raw
+//! bytes of every file), subjects from a field, keyed arrays, large values, checkpoints,
+//! raw bytes of tracked files, and the measured cost.
+
+use super::*;
+use crate::model::Actor;
+use crate::path::PathPattern;
+use crate::time::{Timestamp, When};
+use serde_json::json;
+
+const ALICE_EMAIL: &str = "alice.unique@example.com";
+const ALICE_NAME: &str = "Alice Uniquename";
+
+fn opts(kind: &str) -> TxOptions {
+    TxOptions::new(
+        Actor::parse("user:test").unwrap(),
+        kind,
+        Timestamp(1_000_000),
+    )
+}
+
+fn personal(repo: &mut Repo, pattern: &str, keys: Option<&str>, from: Option<&str>) -> Result<()> {
+    let mut txn = repo.begin(opts("rules"))?;
+    txn.add_rule(
+        &PathPattern::parse(pattern)?,
+        keys,
+        &RuleKind::Personal {
+            subject_from: from.map(|p| DocPath::parse(p).unwrap()),
+        },
+    );
+    txn.commit().map(drop)
+}
+
+fn put(repo: &mut Repo, key: &str, doc: Value) -> crate::PutOutcome {
+    let mut txn = repo.begin(opts("ingest")).unwrap();
+    let out = txn.put(key, doc).unwrap();
+    txn.commit().unwrap();
+    out
+}
+
+/// Every file under `.hist/`, with its bytes.
+fn files(repo: &Repo) -> Vec<(PathBuf, Vec<u8>)> {
+    walkdir::WalkDir::new(repo.hist_dir())
+        .into_iter()
+        .map(Result::unwrap)
+        .filter(|e| e.file_type().is_file())
+        .map(|e| (e.path().to_path_buf(), std::fs::read(e.path()).unwrap()))
+        .collect()
+}
+
+/// The files under `.hist/` that contain `needle`, in raw bytes or (for objects) once
+/// decompressed.
+fn found_in(repo: &Repo, needle: &[u8]) -> Vec<PathBuf> {
+    let has = |hay: &[u8]| hay.windows(needle.len()).any(|w| w == needle);
+    files(repo)
+        .into_iter()
+        .filter(|(_, bytes)| {
+            has(bytes) || zstd::stream::decode_all(bytes.as_slice()).is_ok_and(|d| has(&d))
+        })
+        .map(|(p, _)| p)
+        .collect()
+}
+
+fn customer(email: &str, name: &str, plan: &str) -> Value {
+    json!({"email": email, "name": name, "plan": plan, "notes": "x".repeat(300)})
+}
+
+#[test]
+fn nothing_of_a_forgotten_subject_is_left_in_any_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut repo = Repo::init(dir.path()).unwrap();
+    personal(&mut repo, "/email", Some("customer/*"), None).unwrap();
+    personal(&mut repo, "/name", Some("customer/*"), None).unwrap();
+    personal(&mut repo, "/cv", Some("customer/*"), None).unwrap();
+    // Enough writes for checkpoints, a value large enough to be an object.
+    for i in 0..40 {
+        let email = format!("alice.unique+{i}@example.com");
+        put(
+            &mut repo,
+            "customer/1",
+            customer(&email, ALICE_NAME, &format!("plan-{i}")),
+        );
+        let email = format!("bob+{i}@example.com");
+        put(
+            &mut repo,
+            "customer/2",
+            customer(&email, "Bob", &format!("plan-{i}")),
+        );
+    }
+    let cv = format!("{ALICE_NAME} CV: {}", "experience ".repeat(600));
+    let mut txn = repo.begin(opts("write")).unwrap();
+    txn.set("customer/1", &DocPath::parse("/cv").unwrap(), json!(cv))
+        .unwrap();
+    txn.commit().unwrap();
+    let checkpoints: i64 = repo
+        .conn
+        .query_row("SELECT count(*) FROM checkpoint", [], |r| r.get(0))
+        .unwrap();
+    assert!(checkpoints >= 2, "{checkpoints} checkpoints");
+    assert!(repo.objects.list().unwrap().len() >= 3);
+
+    let sid = repo.subject_id("customer/1").unwrap();
+    let data_key = repo.keys.get(&sid).unwrap().unwrap();
+    let wrapped: Vec<u8> = rusqlite::Connection::open(repo.keys.path())
+        .unwrap()
+        .query_row(
+            "SELECT key FROM subject_key WHERE subject = ?1",
+            [&sid],
+            |r| r.get(0),
+        )
+        .unwrap();
+    let secrets: [&[u8]; 4] = [b"alice.unique", ALICE_NAME.as_bytes(), &data_key, &wrapped];
+    // Before: the plaintext is nowhere (it never was), the stored key is in keys.db only.
+    for s in &secrets[..3] {
+        assert_eq!(found_in(&repo, s), Vec::<PathBuf>::new());
+    }
+    assert_eq!(
+        found_in(&repo, &wrapped),
+        vec![repo.keys.path().to_path_buf()]
+    );
+    assert_eq!(
+        repo.current("customer/1").unwrap().unwrap()["email"],
+        json!("alice.unique+39@example.com")
+    );
+
+    repo.forget(opts("forget").reason(Some("erasure".into())), "customer/1")
+        .unwrap();
+    for s in secrets {
+        assert_eq!(found_in(&repo, s), Vec::<PathBuf>::new());
+    }
+    // Opened again (a new process): still nothing, and reads show the marker.
+    drop(repo);
+    let repo = Repo::open(dir.path()).unwrap();
+    for s in secrets {
+        assert_eq!(found_in(&repo, s), Vec::<PathBuf>::new());
+    }
+    let doc = repo.current("customer/1").unwrap().unwrap();
+    assert_eq!(doc["email"], forgotten_marker());
+    assert_eq!(doc["cv"], forgotten_marker());
+    assert_eq!(doc["plan"], json!("plan-39"));
+    let old = repo.as_of("customer/1", When::Tx(10)).unwrap();
+    assert_eq!(old.doc.unwrap()["name"], forgotten_marker());
+    let bob = repo.current("customer/2").unwrap().unwrap();
+    assert_eq!(bob["email"], json!("bob+39@example.com"));
+    // Read forwards from a checkpoint, too: customer/2's 19th version is tx 4 + 2 × 19.
+    let early = repo.as_of("customer/2", When::Tx(42)).unwrap();
+    assert_eq!(early.direction, crate::Direction::Forward);
+    assert!(early.replayed < 19, "{} replayed", early.replayed);
+    assert_eq!(early.doc.unwrap()["email"], json!("bob+18@example.com"));
+    let report = repo.fsck().unwrap();
+    assert!(report.ok(), "{:?}", report.problems);
+}
+
+#[test]
+fn unchanged_snapshots_stay_unchanged_and_the_hash_is_keyed() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut repo = Repo::init(dir.path()).unwrap();
+    personal(&mut repo, "/email", None, None).unwrap();
+    let doc = json!({"email": ALICE_EMAIL, "plan": "pro"});
+    assert!(matches!(
+        put(&mut repo, "c/1", doc.clone()),
+        crate::PutOutcome::Changed(_)
+    ));
+    assert_eq!(
+        put(&mut repo, "c/1", doc.clone()),
+        crate::PutOutcome::Unchanged
+    );
+    // The stored hash is not the plain hash of the document (which a guess could match).
+    let stored: Vec<u8> = repo
+        .conn
+        .query_row("SELECT hash FROM doc WHERE key = 'c/1'", [], |r| r.get(0))
+        .unwrap();
+    assert_ne!(stored, crate::canon::hash(&doc).0.to_vec());
+    // A change to a personal field is one replace at its path, shown in plaintext.
+    let out = put(
+        &mut repo,
+        "c/1",
+        json!({"email": "new@example.com", "plan": "pro"}),
+    );
+    let crate::PutOutcome::Changed(changes) = out else {
+        panic!("changed expected");
+    };
+    assert_eq!(changes.len(), 1);
+    assert_eq!(changes[0].path.to_string(), "/email");
+    assert_eq!(changes[0].new, Some(json!("new@example.com")));
+    assert_eq!(changes[0].old, Some(json!(ALICE_EMAIL)));
+}
+
+#[test]
+fn subject_from_a_field_and_personal_elements_of_keyed_arrays() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut repo = Repo::init(dir.path()).unwrap();
+    let mut txn = repo.begin(opts("rules")).unwrap();
+    txn.add_rule(
+        &PathPattern::parse("/contacts").unwrap(),
+        None,
+        &RuleKind::ArrayKey(vec!["id".into()]),
+    );
+    txn.commit().unwrap();
+    personal(&mut repo, "/contacts[*]/phone", None, Some("/customer_id")).unwrap();
+    let doc = json!({"customer_id": "C-77", "contacts": [
+        {"id": 2, "phone": "+33 6 11 22 33 44"}, {"id": 1, "phone": "+33 6 55 66 77 88"}]});
+    put(&mut repo, "account/9", doc);
+    let stored = repo.current_stored("account/9").unwrap().unwrap();
+    assert!(!stored.to_string().contains("+33"));
+    assert!(
+        stored
+            .to_string()
+            .contains(&repo.subject_id("C-77").unwrap())
+    );
+    // One element changes: one change, at the element's phone.
+    let out = put(
+        &mut repo,
+        "account/9",
+        json!({"customer_id": "C-77", "contacts": [
+            {"id": 1, "phone": "+33 6 55 66 77 88"}, {"id": 2, "phone": "+33 7 00 00 00 00"}]}),
+    );
+    let crate::PutOutcome::Changed(changes) = out else {
+        panic!("changed expected");
+    };
+    assert_eq!(changes.len(), 1);
+    assert_eq!(changes[0].path.to_string(), "/contacts[id=2]/phone");
+    let history = repo
+        .history(
+            "account/9",
+            &DocPath::parse("/contacts[id=2]/phone").unwrap(),
+        )
+        .unwrap();
+    assert_eq!(history.len(), 2);
+    assert_eq!(history[1].new, Some(json!("+33 7 00 00 00 00")));
+    // The subject is the customer id, not the key.
+    let err = repo
+        .forget(opts("forget"), "account/9")
+        .unwrap_err()
+        .to_string();
+    assert_eq!(
+        err,
+        "no personal values of subject \"account/9\" are stored"
+    );
+    repo.forget(opts("forget"), "C-77").unwrap();
+    let doc = repo.current("account/9").unwrap().unwrap();
+    assert_eq!(doc["contacts"][0]["phone"], forgotten_marker());
+    assert_eq!(doc["customer_id"], json!("C-77"));
+    // A document without its subject field cannot store a personal value.
+    let mut txn = repo.begin(opts("write")).unwrap();
+    let err = txn
+        .put(
+            "account/10",
+            json!({"contacts": [{"id": 1, "phone": "+1"}]}),
+        )
+        .unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "account/10: the personal value at /contacts[*]/phone takes its subject from \
+         /customer_id, where the document holds no string or number"
+    );
+}
+
+#[test]
+fn a_rule_over_plaintext_already_in_the_log_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut repo = Repo::init(dir.path()).unwrap();
+    put(
+        &mut repo,
+        "customer/1",
+        json!({"profile": {"email": ALICE_EMAIL}}),
+    );
+    put(&mut repo, "other/1", json!({"email": ALICE_EMAIL}));
+    let err = personal(&mut repo, "/profile/email", None, None).unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "cannot declare /profile/email personal: 1 change in the log (the first: customer/1, \
+         tx 1) already holds plaintext there"
+    );
+    assert_eq!(repo.rules().len(), 0);
+    assert_eq!(repo.newest_tx().unwrap().unwrap().id, 2);
+    // Other paths, and other keys, are fine.
+    personal(&mut repo, "/profile/name", None, None).unwrap();
+    personal(&mut repo, "/email", Some("customer/*"), None).unwrap();
+    assert!(personal(&mut repo, "/email", None, None).is_err());
+}
+
+#[test]
+fn raw_bytes_of_tracked_files_are_sealed() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut repo = Repo::init(dir.path()).unwrap();
+    personal(&mut repo, "/email", Some("people/*"), None).unwrap();
+    let raw = format!("email: {ALICE_EMAIL}\n").into_bytes();
+    let mut txn = repo.begin(opts("track")).unwrap();
+    let plain = txn.seal_raw("config/app.yaml", None, &raw).unwrap();
+    let sealed = txn.seal_raw("people/alice.yaml", None, &raw).unwrap();
+    txn.put("people/alice.yaml", json!({"email": ALICE_EMAIL}))
+        .unwrap();
+    txn.commit().unwrap();
+    assert_eq!(plain, raw);
+    assert!(
+        !sealed
+            .windows(ALICE_EMAIL.len())
+            .any(|w| w == ALICE_EMAIL.as_bytes())
+    );
+    assert_eq!(repo.unseal_raw(sealed.clone()).unwrap(), Some(raw.clone()));
+    assert_eq!(repo.unseal_raw(raw.clone()).unwrap(), Some(raw));
+    repo.forget(opts("forget"), "people/alice.yaml").unwrap();
+    assert_eq!(repo.unseal_raw(sealed).unwrap(), None);
+}
+
+#[test]
+fn a_missing_keys_db_is_an_error_not_a_silent_forget() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut repo = Repo::init(dir.path()).unwrap();
+    personal(&mut repo, "/email", None, None).unwrap();
+    put(
+        &mut repo,
+        "c/1",
+        json!({"email": ALICE_EMAIL, "plan": "pro"}),
+    );
+    drop(repo);
+    std::fs::remove_file(dir.path().join(".hist/keys.db")).unwrap();
+    let repo = Repo::open(dir.path()).unwrap();
+    let err = repo.current("c/1").unwrap_err();
+    assert!(
+        matches!(err, Error::Shred(ShredError::KeysMissing(_))),
+        "{err}"
+    );
+    let report = repo.fsck().unwrap();
+    assert_eq!(report.problems.len(), 1);
+    assert!(report.problems[0].ends_with("keys.db is missing: no personal value can be read"));
+    // Another repository's keys.db: the values are there but cannot be opened.
+    let other = tempfile::tempdir().unwrap();
+    drop(Repo::init(other.path()).unwrap());
+    std::fs::copy(
+        other.path().join(".hist/keys.db"),
+        dir.path().join(".hist/keys.db"),
+    )
+    .unwrap();
+    let repo = Repo::open(dir.path()).unwrap();
+    let stored = repo.current_stored("c/1").unwrap().unwrap();
+    let (_, sid) = seal::as_sealed(&stored["email"]).unwrap();
+    assert_eq!(
+        repo.fsck().unwrap().problems,
+        vec![format!(
+            "subject {sid}: 1 sealed value has no key, and the subject was never forgotten"
+        )]
+    );
+}
+
+#[cfg(unix)]
+#[test]
+fn keys_db_is_owner_only() {
+    use std::os::unix::fs::PermissionsExt as _;
+    let dir = tempfile::tempdir().unwrap();
+    let repo = Repo::init(dir.path()).unwrap();
+    let mode = |p: &Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
+    assert_eq!(mode(repo.keys.path()), 0o600);
+    drop(repo);
+    let path = dir.path().join(".hist/keys.db");
+    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o644)).unwrap();
+    let repo = Repo::open(dir.path()).unwrap();
+    repo.subject_id("x").unwrap();
+    assert_eq!(mode(&path), 0o600);
+}
+
+/// The cost of sealing: bytes of overhead per value and time per value. Prints the figures
+/// (`cargo test --release --lib shred::tests::cost -- --nocapture`); asserts only the size
+/// formula, never a time.
+#[test]
+fn cost() {
+    use std::time::Instant;
+    let key = [9u8; 32];
+    let sid = "0123456789abcdef0123456789abcdef";
+    for plain in [
+        json!("alice.unique@example.com"),
+        json!("Alice Uniquename"),
+        json!(42),
+        json!("x".repeat(1000)),
+    ] {
+        let n = crate::canon::to_canonical_string(&plain).len();
+        let sealed = seal::seal(&plain, sid, &key).unwrap();
+        let m = crate::canon::to_canonical_string(&sealed).len();
+        // "$hist:sealed:" + 32 + ":" + base64(24 + 16 + n), in quotes.
+        assert_eq!(m, 2 + 13 + 32 + 1 + (4 * (40 + n)).div_ceil(3));
+        let rounds = if cfg!(debug_assertions) {
+            200u32
+        } else {
+            20_000
+        };
+        let t = Instant::now();
+        for _ in 0..rounds {
+            std::hint::black_box(seal::seal(std::hint::black_box(&plain), sid, &key).unwrap());
+        }
+        let enc = t.elapsed() / rounds;
+        let (blob, s) = seal::as_sealed(&sealed).unwrap();
+        let t = Instant::now();
+        for _ in 0..rounds {
+            std::hint::black_box(seal::open(std::hint::black_box(blob), s, &key).unwrap());
+        }
+        let dec = t.elapsed() / rounds;
+        eprintln!(
+            "sealed value: {n} B plaintext -> {m} B stored (+{} B); seal {enc:?}, open {dec:?}",
+            m - n
+        );
+    }
+    let t = Instant::now();
+    let dir = tempfile::tempdir().unwrap();
+    let repo = Repo::init(dir.path()).unwrap();
+    let init = t.elapsed();
+    drop(repo);
+    let t = Instant::now();
+    let repo = Repo::open(dir.path()).unwrap();
+    repo.subject_id("x").unwrap();
+    eprintln!(
+        "keys.db: init with identity and master key {init:?}; open + age-decrypt master {:?}; 72 B per subject key",
+        t.elapsed()
+    );
+}
+
+#[test]
+fn writes_never_unseal_a_value_no_rule_covers() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut repo = Repo::init(dir.path()).unwrap();
+    personal(&mut repo, "/email", None, None).unwrap();
+    put(
+        &mut repo,
+        "c/1",
+        json!({"email": ALICE_EMAIL, "plan": "pro"}),
+    );
+    // The rule goes (as a rename would move the value away from it): later writes of other
+    // fields keep the sealed value sealed, and reads still open it.
+    let id = repo.rules()[0].id;
+    let mut txn = repo.begin(opts("rules")).unwrap();
+    txn.remove_rule(id).unwrap();
+    txn.commit().unwrap();
+    let mut txn = repo.begin(opts("write")).unwrap();
+    let changes = txn
+        .set("c/1", &DocPath::parse("/plan").unwrap(), json!("team"))
+        .unwrap();
+    txn.commit().unwrap();
+    assert_eq!(changes.len(), 1);
+    assert_eq!(found_in(&repo, b"alice.unique"), Vec::<PathBuf>::new());
+    let stored = repo.current_stored("c/1").unwrap().unwrap();
+    assert!(seal::as_sealed(&stored["email"]).is_some());
+    assert_eq!(
+        repo.current("c/1").unwrap().unwrap()["email"],
+        json!(ALICE_EMAIL)
+    );
+}
