@@ -2,3 +2,5 @@
 #![allow(clippy::unwrap_used)]
 
 mod path;
+mod blame;
+mod export;
