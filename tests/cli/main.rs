@@ -4,7 +4,13 @@
 
 mod common;
 
+mod test_blame;
+mod test_completions;
+mod test_errors;
+mod test_export;
 mod test_foundation;
+mod test_man;
+mod test_ui;
 
 #[test]
 fn no_forgotten_test_files() {
