@@ -132,18 +132,8 @@ impl Repo {
         let Some(value) = &blame.value else {
             return Ok(blame);
         };
-        let mut tree = Tree::default();
-        let mut shape = shape_of(&root);
-        let mut at = root.clone();
-        tree.build(
-            value,
-            false,
-            &blame.rules,
-            &mut shape,
-            &mut at,
-            None,
-            &mut blame.leaves,
-        );
+        let (mut tree, leaves) = Tree::of(value, &blame.rules, &root);
+        blame.leaves = leaves;
         self.attribute(key, bound, &root, &mut tree, &mut blame)?;
         Ok(blame)
     }
@@ -305,69 +295,80 @@ fn classify<'v>(value: &'v Value, rules: &KeyRules, shape: &[PatternSegment]) ->
     }
 }
 
-impl Tree {
-    #[allow(clippy::too_many_arguments)]
-    fn build(
-        &mut self,
-        value: &Value,
-        forced_leaf: bool,
-        rules: &KeyRules,
-        shape: &mut Vec<PatternSegment>,
-        path: &mut DocPath,
-        parent: Option<usize>,
-        leaves: &mut Vec<BlameLeaf>,
-    ) -> usize {
-        let id = self.nodes.len();
-        self.nodes.push(Node {
+/// Builds the [`Tree`] of a value and its leaves, in document order.
+struct Builder<'r> {
+    rules: &'r KeyRules,
+    shape: Vec<PatternSegment>,
+    path: DocPath,
+    tree: Tree,
+    leaves: Vec<BlameLeaf>,
+}
+
+impl Builder<'_> {
+    fn build(&mut self, value: &Value, forced_leaf: bool, parent: Option<usize>) -> usize {
+        let id = self.tree.nodes.len();
+        self.tree.nodes.push(Node {
             parent,
             ..Node::default()
         });
         let kind = if forced_leaf {
             Kind::Leaf
         } else {
-            classify(value, rules, shape)
+            classify(value, self.rules, &self.shape)
         };
-        let mut children: Vec<(Segment, &Value, bool)> = Vec::new();
-        match kind {
+        let children: Vec<(Segment, &Value, bool)> = match kind {
             Kind::Leaf => {
-                self.nodes[id].leaf = Some(leaves.len());
-                leaves.push(BlameLeaf {
-                    path: path.clone(),
+                self.tree.nodes[id].leaf = Some(self.leaves.len());
+                self.leaves.push(BlameLeaf {
+                    path: self.path.clone(),
                     value: value.clone(),
                     setter: None,
                 });
                 let mut up = Some(id);
                 while let Some(n) = up {
-                    self.nodes[n].open += 1;
-                    up = self.nodes[n].parent;
+                    self.tree.nodes[n].open += 1;
+                    up = self.tree.nodes[n].parent;
                 }
                 return id;
             }
-            Kind::Object(members) => {
-                children.extend(
-                    members
-                        .into_iter()
-                        .map(|(k, v)| (Segment::Field(k.clone()), v, false)),
-                );
-            }
+            Kind::Object(members) => members
+                .into_iter()
+                .map(|(k, v)| (Segment::Field(k.clone()), v, false))
+                .collect(),
             Kind::Elements { items, leaves } => {
-                children.extend(items.into_iter().map(|(s, v)| (s, v, leaves)));
+                items.into_iter().map(|(s, v)| (s, v, leaves)).collect()
             }
-        }
+        };
         for (seg, child, leaf) in children {
             let text = seg.to_string();
-            shape.push(match seg {
+            self.shape.push(match seg {
                 Segment::Field(ref name) => PatternSegment::Field(name.clone()),
                 _ => PatternSegment::AnyElement,
             });
-            path.push(seg);
-            let c = self.build(child, leaf, rules, shape, path, Some(id), leaves);
-            path.pop();
-            shape.pop();
-            self.nodes[id].children.insert(text, c);
-            self.nodes[id].order.push(c);
+            self.path.push(seg);
+            let c = self.build(child, leaf, Some(id));
+            self.path.pop();
+            self.shape.pop();
+            self.tree.nodes[id].children.insert(text, c);
+            self.tree.nodes[id].order.push(c);
         }
         id
+    }
+}
+
+impl Tree {
+    /// The tree of the leaves of `value`, found at `root`, and the leaves in document
+    /// order.
+    fn of(value: &Value, rules: &KeyRules, root: &DocPath) -> (Self, Vec<BlameLeaf>) {
+        let mut builder = Builder {
+            rules,
+            shape: shape_of(root),
+            path: root.clone(),
+            tree: Tree::default(),
+            leaves: Vec::new(),
+        };
+        builder.build(value, false, None);
+        (builder.tree, builder.leaves)
     }
 
     /// Unattributed leaves left.
@@ -429,55 +430,58 @@ impl Blame {
         let Some(value) = &self.value else {
             return Vec::new();
         };
-        let mut out = Vec::new();
-        let mut next_leaf = 0;
-        let mut shape = shape_of(&self.path);
-        render(
-            value,
-            false,
-            &self.rules,
-            &mut shape,
-            "",
-            String::new(),
-            &mut next_leaf,
-            &mut out,
-        );
-        out
+        let mut printer = Printer {
+            rules: &self.rules,
+            shape: shape_of(&self.path),
+            next_leaf: 0,
+            out: Vec::new(),
+        };
+        printer.render(value, false, "", String::new());
+        printer.out
     }
 }
 
-/// Renders `value` after `prefix` on the current line, at indentation `indent`; the caller
-/// appends a comma to the last line when needed.
-#[allow(clippy::too_many_arguments)]
-fn render(
-    value: &Value,
-    forced_leaf: bool,
-    rules: &KeyRules,
-    shape: &mut Vec<PatternSegment>,
-    indent: &str,
-    prefix: String,
-    next_leaf: &mut usize,
-    out: &mut Vec<BlameLine>,
-) {
-    let kind = if forced_leaf {
-        Kind::Leaf
-    } else {
-        classify(value, rules, shape)
-    };
-    let (open, close, children): (&str, &str, Vec<(Option<String>, &Value, bool, PatternSegment)>) =
-        match kind {
+/// One member or element to print inside an object or array.
+struct Item<'v> {
+    /// `"name": ` for an object member.
+    name: Option<String>,
+    value: &'v Value,
+    /// A set element: one leaf, whatever it holds.
+    leaf: bool,
+    step: PatternSegment,
+}
+
+/// Prints a value in the pretty layout, numbering leaves in the order [`Tree::build`]
+/// found them (both walk with [`classify`]).
+struct Printer<'r> {
+    rules: &'r KeyRules,
+    shape: Vec<PatternSegment>,
+    next_leaf: usize,
+    out: Vec<BlameLine>,
+}
+
+impl Printer<'_> {
+    /// Renders `value` after `prefix` on the current line, at indentation `indent`; the
+    /// caller appends a comma to the last line when needed.
+    fn render(&mut self, value: &Value, forced_leaf: bool, indent: &str, prefix: String) {
+        let kind = if forced_leaf {
+            Kind::Leaf
+        } else {
+            classify(value, self.rules, &self.shape)
+        };
+        let (open, close, items) = match kind {
             Kind::Leaf => {
-                let leaf = Some(*next_leaf);
-                *next_leaf += 1;
+                let leaf = Some(self.next_leaf);
+                self.next_leaf += 1;
                 let pretty = canon::to_pretty_string(value);
                 let mut lines = pretty.lines();
                 let first = lines.next().unwrap_or_default();
-                out.push(BlameLine {
+                self.out.push(BlameLine {
                     text: format!("{prefix}{first}"),
                     leaf,
                 });
                 for line in lines {
-                    out.push(BlameLine {
+                    self.out.push(BlameLine {
                         text: format!("{indent}{line}"),
                         leaf,
                     });
@@ -489,50 +493,51 @@ fn render(
                 "}",
                 members
                     .into_iter()
-                    .map(|(k, v)| {
-                        let name = canon::to_canonical_string(&Value::String(k.clone()));
-                        (
-                            Some(name),
-                            v,
-                            false,
-                            PatternSegment::Field(k.clone()),
-                        )
+                    .map(|(k, v)| Item {
+                        name: Some(canon::to_canonical_string(&Value::String(k.clone()))),
+                        value: v,
+                        leaf: false,
+                        step: PatternSegment::Field(k.clone()),
                     })
-                    .collect(),
+                    .collect::<Vec<_>>(),
             ),
             Kind::Elements { items, leaves } => (
                 "[",
                 "]",
                 items
                     .into_iter()
-                    .map(|(_, v)| (None, v, leaves, PatternSegment::AnyElement))
+                    .map(|(_, v)| Item {
+                        name: None,
+                        value: v,
+                        leaf: leaves,
+                        step: PatternSegment::AnyElement,
+                    })
                     .collect(),
             ),
         };
-    out.push(BlameLine {
-        text: format!("{prefix}{open}"),
-        leaf: None,
-    });
-    let inner = format!("{indent}  ");
-    let n = children.len();
-    for (i, (name, child, leaf, seg)) in children.into_iter().enumerate() {
-        let prefix = match name {
-            Some(name) => format!("{inner}{name}: "),
-            None => inner.clone(),
-        };
-        shape.push(seg);
-        render(child, leaf, rules, shape, &inner, prefix, next_leaf, out);
-        shape.pop();
-        if i + 1 < n {
-            if let Some(last) = out.last_mut() {
+        self.out.push(BlameLine {
+            text: format!("{prefix}{open}"),
+            leaf: None,
+        });
+        let inner = format!("{indent}  ");
+        let n = items.len();
+        for (i, item) in items.into_iter().enumerate() {
+            let prefix = match item.name {
+                Some(name) => format!("{inner}{name}: "),
+                None => inner.clone(),
+            };
+            self.shape.push(item.step);
+            self.render(item.value, item.leaf, &inner, prefix);
+            self.shape.pop();
+            if let Some(last) = self.out.last_mut().filter(|_| i + 1 < n) {
                 last.text.push(',');
             }
         }
+        self.out.push(BlameLine {
+            text: format!("{indent}{close}"),
+            leaf: None,
+        });
     }
-    out.push(BlameLine {
-        text: format!("{indent}{close}"),
-        leaf: None,
-    });
 }
 
 #[cfg(test)]
@@ -567,16 +572,7 @@ mod tests {
             rows_read: 0,
             rules,
         };
-        let mut tree = Tree::default();
-        tree.build(
-            &value,
-            false,
-            &blame.rules,
-            &mut Vec::new(),
-            &mut DocPath::root(),
-            None,
-            &mut blame.leaves,
-        );
+        blame.leaves = Tree::of(&value, &blame.rules, &DocPath::root()).1;
         blame
     }
 

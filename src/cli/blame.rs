@@ -89,7 +89,12 @@ pub fn cmd_blame(ui: &mut Ui, env: &Env, args: &BlameArgs) -> Result<(), CliErro
                 .map(|s| (s.tx.id.to_string(), s.tx.actor.clone(), s.tx.at.date()))
         })
         .collect();
-    let tx_w = gutters.iter().flatten().map(|g| g.0.len()).max().unwrap_or(1);
+    let tx_w = gutters
+        .iter()
+        .flatten()
+        .map(|g| g.0.len())
+        .max()
+        .unwrap_or(1);
     let actor_w = gutters
         .iter()
         .flatten()

@@ -131,10 +131,7 @@ fn reading_stops_once_every_leaf_is_attributed() {
     }
     f.set("/b", json!(1));
     let blame = f.blame();
-    assert_eq!(
-        summary(&blame),
-        [row("/a", 51, "/a"), row("/b", 52, "/b")]
-    );
+    assert_eq!(summary(&blame), [row("/a", 51, "/a"), row("/b", 52, "/b")]);
     // Two rows answer for both leaves; the 51 older rows are never read.
     assert_eq!(blame.rows_read, 2);
 }
@@ -150,7 +147,11 @@ fn as_of_and_subtree() {
     assert_eq!(then.tx, Some(3));
     assert_eq!(
         summary(&then),
-        [row("/a/x", 2, "/a/x"), row("/a/y", 1, ""), row("/b", 3, "/b")]
+        [
+            row("/a/x", 2, "/a/x"),
+            row("/a/y", 1, ""),
+            row("/b", 3, "/b")
+        ]
     );
     assert_eq!(then.value, Some(json!({"a": {"x": 10, "y": 2}, "b": 2})));
     let sub = f
@@ -187,10 +188,8 @@ fn keyed_arrays_and_sets_are_walked_into() {
     let mut f = Fixture::new();
     f.rule("/items", RuleKind::ArrayKey(vec!["id".into()]));
     f.rule("/items[*]/tags", RuleKind::Set);
-    let v1: Value =
-        serde_json::from_str(include_str!("../../fixtures/docs/feed-v1.json")).unwrap();
-    let v2: Value =
-        serde_json::from_str(include_str!("../../fixtures/docs/feed-v2.json")).unwrap();
+    let v1: Value = serde_json::from_str(include_str!("../../fixtures/docs/feed-v1.json")).unwrap();
+    let v2: Value = serde_json::from_str(include_str!("../../fixtures/docs/feed-v2.json")).unwrap();
     f.put(v1); // tx 3
     f.put(v2); // tx 4: item 4 added, item 1's price changed, tags only reordered
     let blame = f.blame();
@@ -242,7 +241,10 @@ fn changes_below_a_leaf_set_it() {
         summary(&blame),
         [row("/o", 4, "/o/x"), row("/tags", 3, "/tags[=\"a\"]")]
     );
-    assert_eq!(blame.leaves[1].setter.as_ref().unwrap().op, hist::Op::Remove);
+    assert_eq!(
+        blame.leaves[1].setter.as_ref().unwrap().op,
+        hist::Op::Remove
+    );
     // An opaque array is one leaf, set by a whole replacement.
     f.set("/list", json!([1, 2, 3]));
     f.set("/list", json!([1, 2, 4]));

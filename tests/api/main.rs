@@ -1,6 +1,6 @@
 //! Library API tests.
 #![allow(clippy::unwrap_used)]
 
-mod path;
 mod blame;
 mod export;
+mod path;

@@ -10,6 +10,7 @@ mod test_errors;
 mod test_export;
 mod test_foundation;
 mod test_man;
+mod test_readme;
 mod test_ui;
 
 #[test]

@@ -74,7 +74,11 @@ fn blame_shows_the_document_with_a_gutter() {
     // Without the gutter, the text is exactly what `show` prints.
     let shown = env.run(&["show", "customer/4411"]);
     let blamed = env.run(&["blame", "customer/4411"]);
-    let stripped: Vec<&str> = blamed.ok().lines().map(|l| l.get(29..).unwrap_or("")).collect();
+    let stripped: Vec<&str> = blamed
+        .ok()
+        .lines()
+        .map(|l| l.get(29..).unwrap_or(""))
+        .collect();
     assert_eq!(stripped.join("\n") + "\n", shown.ok());
 }
 
@@ -109,10 +113,24 @@ fn blame_walks_keyed_arrays_and_sets() {
     env.run(&[&["rules", "set", "/items[*]/tags"][..], &w].concat())
         .ok();
     let at = |day: &'static str| ["--at", day];
-    env.run(&[&["ingest", "feed/acme", v1.to_str().unwrap()][..], &w, &at("@2026-09-01")].concat())
-        .ok();
-    env.run(&[&["ingest", "feed/acme", v2.to_str().unwrap()][..], &w, &at("@2026-09-03")].concat())
-        .ok();
+    env.run(
+        &[
+            &["ingest", "feed/acme", v1.to_str().unwrap()][..],
+            &w,
+            &at("@2026-09-01"),
+        ]
+        .concat(),
+    )
+    .ok();
+    env.run(
+        &[
+            &["ingest", "feed/acme", v2.to_str().unwrap()][..],
+            &w,
+            &at("@2026-09-03"),
+        ]
+        .concat(),
+    )
+    .ok();
     let out = env.run(&["blame", "feed/acme", "--path", "/items[id=1]"]);
     assert_eq!(
         out.ok(),
@@ -135,7 +153,10 @@ fn blame_refusals() {
     let before = env.db_dump();
     let err = env.run(&["blame", "customer/9"]);
     let msg = err.fails(1);
-    assert!(msg.starts_with("hist: error: customer/9 does not exist now\nHint: "), "{msg}");
+    assert!(
+        msg.starts_with("hist: error: customer/9 does not exist now\nHint: "),
+        "{msg}"
+    );
     let err = env.run(&["blame", "customer/4411", "@2025-01-01"]);
     assert!(
         err.fails(1)
@@ -146,7 +167,8 @@ fn blame_refusals() {
         err.fails(1),
         "hist: error: customer/4411 has nothing at /nope now\n"
     );
-    env.run(&["blame", "customer/4411", "--path", "nope"]).fails(2);
+    env.run(&["blame", "customer/4411", "--path", "nope"])
+        .fails(2);
     env.run(&["blame", "customer/4411", "yesterday"]).fails(2);
     assert_eq!(env.db_dump(), before);
 }

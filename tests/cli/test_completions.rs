@@ -28,5 +28,10 @@ fn every_shell_gets_a_script_naming_every_command() {
         assert!(script.contains("actor"), "{shell}");
     }
     let err = env.run(&["completions", "tcsh"]);
-    assert!(err.fails(2).starts_with("hist: error: invalid value 'tcsh'"), "{}", err.stderr);
+    assert!(
+        err.fails(2)
+            .starts_with("hist: error: invalid value 'tcsh'"),
+        "{}",
+        err.stderr
+    );
 }

@@ -110,7 +110,10 @@ fn every_command_has_a_long_help_with_an_example() {
             .split_once("Example")
             .map(|(_, rest)| rest)
             .unwrap_or_default();
-        assert!(example.contains(&format!("  {name}")), "`{name}`: the example does not run `{name}`");
+        assert!(
+            example.contains(&format!("  {name}")),
+            "`{name}`: the example does not run `{name}`"
+        );
     }
 }
 
@@ -127,7 +130,10 @@ fn every_argument_has_help() {
                 .or(arg.get_help())
                 .map(ToString::to_string)
                 .unwrap_or_default();
-            assert!(!help.trim().is_empty(), "`{name}`: argument {id} has no help text");
+            assert!(
+                !help.trim().is_empty(),
+                "`{name}`: argument {id} has no help text"
+            );
         }
     }
 }

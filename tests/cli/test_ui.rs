@@ -69,7 +69,10 @@ fn colors_when_asked() {
         assert!(log.contains(&format!("{green}+ /plan: \"team\"")), "{log}");
         assert!(log.contains(&format!("{red}- /plan: \"pro\"")), "{log}");
         let history = run(&["history", "c/1", "/plan"], force);
-        assert!(history.contains(&format!("{green}+ \"starter\"")), "{history}");
+        assert!(
+            history.contains(&format!("{green}+ \"starter\"")),
+            "{history}"
+        );
         let blame = run(&["blame", "c/1"], force);
         assert!(blame.contains(&format!("{yellow}4")), "{blame}");
         let diff = run(&["diff", "c/1", "@tx:1"], force);
@@ -84,7 +87,9 @@ fn colors_when_asked() {
 /// Runs `hist ARGS` under a pseudo-terminal (util-linux `script`), with `env` added.
 /// `None` when `script` is not available.
 fn on_a_terminal(env: &TestEnv, args: &str, vars: &[(&str, &str)]) -> Option<String> {
-    let probe = std::process::Command::new("script").arg("--version").output();
+    let probe = std::process::Command::new("script")
+        .arg("--version")
+        .output();
     if !probe.is_ok_and(|o| o.status.success()) {
         eprintln!("SKIPPED: util-linux `script` is not available to make a terminal");
         return None;
@@ -115,7 +120,13 @@ fn long_output_goes_through_the_pager_on_a_terminal() {
     assert_eq!(out.lines().count(), 4, "{out}");
     assert!(out.lines().all(|l| l.starts_with("paged: ")), "{out}");
     // Every long command pages; colors are on (a terminal).
-    for args in ["history c/1 /plan", "blame c/1", "show c/1", "diff c/1 @tx:1", "log"] {
+    for args in [
+        "history c/1 /plan",
+        "blame c/1",
+        "show c/1",
+        "diff c/1 @tx:1",
+        "log",
+    ] {
         let out = on_a_terminal(&env, args, &pager).unwrap_or_default();
         assert!(out.starts_with("paged: "), "{args}: {out}");
         if args != "show c/1" {
@@ -124,10 +135,16 @@ fn long_output_goes_through_the_pager_on_a_terminal() {
     }
     // --no-pager, and a pager of `cat`, print directly.
     let out = on_a_terminal(&env, "--no-pager log --oneline", &pager).unwrap_or_default();
-    assert!(!out.contains("paged: ") && out.contains("user:sam"), "{out}");
+    assert!(
+        !out.contains("paged: ") && out.contains("user:sam"),
+        "{out}"
+    );
     let cat = [("HIST_PAGER", "cat"), ("PAGER", "sed -e 's/^/paged: /'")];
     let out = on_a_terminal(&env, "log --oneline", &cat).unwrap_or_default();
-    assert!(!out.contains("paged: ") && out.contains("user:sam"), "{out}");
+    assert!(
+        !out.contains("paged: ") && out.contains("user:sam"),
+        "{out}"
+    );
     // PAGER when HIST_PAGER is not set.
     let pager = [("PAGER", "sed -e 's/^/via PAGER: /'")];
     let out = on_a_terminal(&env, "log --oneline", &pager).unwrap_or_default();
