@@ -147,8 +147,12 @@ impl Repo {
         tree: &mut Tree,
         blame: &mut Blame,
     ) -> Result<()> {
+        // The newest change included: two lookups in the (key, tx) index (`max(seq) …
+        // WHERE tx <= ?` alone would scan every row of the key; `+seq` keeps SQLite from
+        // walking the (key, seq) index down from the newest change instead).
         let top: i64 = self.conn.query_row(
-            "SELECT coalesce(max(seq), 0) FROM change_log WHERE key = ?1 AND tx <= ?2",
+            "SELECT coalesce(max(+seq), 0) FROM change_log WHERE key = ?1 AND tx =
+                (SELECT max(tx) FROM change_log WHERE key = ?1 AND tx <= ?2)",
             params![key, bound.unwrap_or(i64::MAX)],
             |r| r.get(0),
         )?;
