@@ -97,6 +97,14 @@ pub enum Error {
         /// What failed.
         source: std::io::Error,
     },
+    /// A `--keys` glob that does not parse.
+    #[error("invalid key glob {glob:?}: {message}")]
+    Glob {
+        /// The glob.
+        glob: String,
+        /// What is wrong.
+        message: String,
+    },
 }
 
 /// `Result` with [`Error`].

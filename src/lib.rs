@@ -9,10 +9,12 @@
 #![warn(missing_docs)]
 #![cfg_attr(test, allow(clippy::unwrap_used))]
 
+pub mod blame;
 pub mod canon;
 pub mod cli;
 pub mod diff;
 mod error;
+mod export;
 mod fsck;
 pub mod model;
 pub mod path;
@@ -24,7 +26,9 @@ mod sql;
 mod store;
 pub mod time;
 
+pub use blame::{Blame, BlameLeaf, BlameLine, Setter};
 pub use error::{Error, Result};
+pub use export::ExportFilter;
 pub use fsck::FsckReport;
 pub use model::{Actor, Change, LoggedChange, Op, TxInfo};
 pub use path::DocPath;

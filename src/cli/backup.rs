@@ -4,6 +4,8 @@ use super::{CliError, Env, Ui};
 use clap::Args;
 use std::path::PathBuf;
 
+/// Write a consistent copy of the repository, with its keys in a separate file
+///
 /// Write a consistent copy of the repository to DIR/.hist: the log through SQLite's backup
 /// API (safe while others write), every object, and the keys in a separate file
 /// (DIR/.hist/keys.db, or --keys FILE to keep them elsewhere). Open it with `hist -C DIR`,
@@ -15,6 +17,7 @@ use std::path::PathBuf;
 /// Example:
 ///   hist backup /mnt/backup/2026-12-01 --keys /mnt/vault/2026-12-01-keys.db
 #[derive(Debug, Args)]
+#[command(verbatim_doc_comment)]
 pub struct BackupArgs {
     /// The directory to write the copy into (it must not hold a .hist yet).
     pub dir: PathBuf,

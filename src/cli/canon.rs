@@ -3,13 +3,17 @@ use super::{CliError, Env, Ui};
 use clap::Args;
 use std::path::PathBuf;
 
-/// Print a JSON document's canonical form (RFC 8785, with integers beyond 2^53 kept digit
-/// for digit), or its blake3 hash. With --key, that key's array rules are applied (keyed
-/// arrays and sets put in canonical order).
+/// Print a JSON document's canonical form, or its hash
 ///
-/// Example:
-///   hist canon feed.json --hash
+/// The canonical form is RFC 8785, with integers beyond 2^53 kept digit for digit; --hash
+/// prints the blake3 hash of those bytes. With --key, that key's array rules are applied
+/// (keyed arrays and sets put in canonical order).
+///
+/// Examples:
+///   hist canon feed.json
+///   hist canon feed.json --hash --key feed/acme
 #[derive(Debug, Args)]
+#[command(verbatim_doc_comment)]
 pub struct CanonArgs {
     /// The JSON file (`-` or nothing: standard input).
     pub file: Option<PathBuf>,

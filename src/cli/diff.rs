@@ -1,16 +1,19 @@
-use super::ui::change_line;
+use super::ui::paint_change;
 use super::{CliError, Env, Ui, parse_when};
 use crate::time::When;
 use clap::{Args, ValueEnum};
 
-/// Show the changes that turn a document as of @A into the document as of @B (default: now).
+/// Show the changes to a document between two moments
 ///
-/// The internal format lists structural changes (`~ /path: old -> new`); json-patch prints
-/// an RFC 6902 patch with positional JSON Pointers, valid against the document at A.
+/// The changes that turn the document as of @A into the document as of @B (default: now).
+/// The internal format lists structural changes (`~ /path: old -> new`); json-patch prints an
+/// RFC 6902 patch with positional JSON Pointers, valid against the document at A.
 ///
-/// Example:
+/// Examples:
+///   hist diff customer/4411 @2026-01-01
 ///   hist diff feed/acme @2026-09-01 @2026-10-01 --format json-patch
 #[derive(Debug, Args)]
+#[command(verbatim_doc_comment)]
 pub struct DiffArgs {
     /// The document key.
     pub key: String,
@@ -48,6 +51,7 @@ pub fn cmd_diff(ui: &mut Ui, env: &Env, args: &DiffArgs) -> Result<(), CliError>
     };
     let rules = repo.key_rules(&args.key);
     let d = crate::diff::diff(a.as_ref(), b.as_ref(), &rules);
+    ui.page();
     match args.format {
         Format::JsonPatch => {
             let patch = crate::diff::to_json_patch(a.as_ref(), &d.changes)
@@ -73,7 +77,8 @@ pub fn cmd_diff(ui: &mut Ui, env: &Env, args: &DiffArgs) -> Result<(), CliError>
         }
         Format::Internal => {
             for c in &d.changes {
-                ui.line(change_line(c))?;
+                let line = paint_change(ui, c);
+                ui.line(line)?;
             }
             if d.changes.is_empty() {
                 let to = to.map_or_else(|| "now".to_owned(), |w: When| w.to_string());

@@ -79,8 +79,13 @@ impl CliError {
 
     /// Prints the error to stderr and returns the exit code.
     pub fn report(&self) -> ExitCode {
+        self.report_styled(false)
+    }
+
+    /// [`CliError::report`], with `hist: error:` painted when `color`.
+    pub fn report_styled(&self, color: bool) -> ExitCode {
         if !self.silent {
-            let mut text = format!("hist: error: {}\n", self.message);
+            let mut text = format!("{}{}\n", prefix(color), self.message);
             for hint in &self.hints {
                 text.push_str(&format!("Hint: {hint}\n"));
             }
@@ -96,6 +101,16 @@ impl CliError {
             Kind::Usage => 2,
             Kind::Internal => 255,
         })
+    }
+}
+
+/// `hist: error: `, bold red when `color`.
+pub(crate) fn prefix(color: bool) -> String {
+    if color {
+        let style = anstyle::AnsiColor::Red.on_default().bold();
+        format!("{style}hist: error:{style:#} ")
+    } else {
+        "hist: error: ".to_owned()
     }
 }
 

@@ -4,6 +4,8 @@ use super::{CliError, Env, Ui, WriteOpts};
 use clap::Args;
 use serde_json::json;
 
+/// Crypto-shred one subject: its personal values read as forgotten from now on
+///
 /// Forget a subject: delete its key from `.hist/keys.db` and log a `forget` transaction
 /// that names it by its subject id (no personal data). Every personal value of the subject,
 /// now and in all of history, then reads as {"$hist:forgotten": true}; everything else in
@@ -15,6 +17,7 @@ use serde_json::json;
 /// Example:
 ///   hist forget customer/4411 --actor user:dpo -m "erasure request 2026-118"
 #[derive(Debug, Args)]
+#[command(verbatim_doc_comment)]
 pub struct ForgetArgs {
     /// The subject.
     pub subject: String,

@@ -1,13 +1,17 @@
 use super::{CliError, Env, Ui};
 use clap::Args;
 
-/// Verify the repository: the hash chain over every transaction, a replay of every
-/// document from empty compared with current state and every checkpoint, and every object
-/// against its name. Exits 1 and lists the problems when anything is wrong.
+/// Verify the log, current state, checkpoints and objects
 ///
-/// Example:
+/// Checks the hash chain over every transaction, replays every document from empty and
+/// compares it with current state and every checkpoint, and checks every object against its
+/// name. Exits 1 and lists the problems when anything is wrong.
+///
+/// Examples:
 ///   hist fsck
+///   hist fsck --json
 #[derive(Debug, Args)]
+#[command(verbatim_doc_comment)]
 pub struct FsckArgs {
     /// Print the report as one JSON object.
     #[arg(long)]

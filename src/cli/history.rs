@@ -1,17 +1,19 @@
-use super::ui::{one_line, show_time};
+use super::ui::{one_line, palette, show_time};
 use super::{CliError, Env, OutputOpts, Ui};
 use crate::DocPath;
 use clap::Args;
 use serde_json::{Value, json};
 
-/// List every change that altered the value at PATH, oldest first, with who, when and why.
+/// List every change that altered the value at PATH, oldest first
 ///
-/// Changes to a parent (a whole object replaced) and to children (a field inside PATH) are
-/// included, with old and new projected onto PATH.
+/// With who, when and why. Changes to a parent (a whole object replaced) and to children (a
+/// field inside PATH) are included, with old and new projected onto PATH.
 ///
-/// Example:
+/// Examples:
 ///   hist history customer/4411 /plan
+///   hist history feed/acme '/items[id=1]/price' --json
 #[derive(Debug, Args)]
+#[command(verbatim_doc_comment)]
 pub struct HistoryArgs {
     /// The document key.
     pub key: String,
@@ -26,6 +28,7 @@ pub fn cmd_history(ui: &mut Ui, env: &Env, args: &HistoryArgs) -> Result<(), Cli
     let path = DocPath::parse(&args.path)?;
     let repo = env.repo()?;
     let entries = repo.history(&args.key, &path)?;
+    ui.page();
     for e in &entries {
         if args.output.json {
             let mut obj = json!({
@@ -49,12 +52,17 @@ pub fn cmd_history(ui: &mut Ui, env: &Env, args: &HistoryArgs) -> Result<(), Cli
             ui.json(&obj)?;
         } else {
             let what = match e.op {
-                crate::Op::Add => format!("+ {}", one_line(e.new.as_ref())),
-                crate::Op::Remove => format!("- {}", one_line(e.old.as_ref())),
-                _ => format!(
-                    "~ {} -> {}",
-                    one_line(e.old.as_ref()),
-                    one_line(e.new.as_ref())
+                crate::Op::Add => ui.paint(palette::ADD, format!("+ {}", one_line(e.new.as_ref()))),
+                crate::Op::Remove => {
+                    ui.paint(palette::REMOVE, format!("- {}", one_line(e.old.as_ref())))
+                }
+                _ => ui.paint(
+                    palette::REPLACE,
+                    format!(
+                        "~ {} -> {}",
+                        one_line(e.old.as_ref()),
+                        one_line(e.new.as_ref())
+                    ),
                 ),
             };
             let reason =
@@ -63,8 +71,8 @@ pub fn cmd_history(ui: &mut Ui, env: &Env, args: &HistoryArgs) -> Result<(), Cli
                     .map(|r| format!("  ({r})"))
                     .unwrap_or_default();
             ui.line(format!(
-                "tx {}  {}  {}  {what}{reason}",
-                e.tx.id,
+                "{}  {}  {}  {what}{reason}",
+                ui.paint(palette::TX, format!("tx {}", e.tx.id)),
                 show_time(e.tx.at),
                 e.tx.actor
             ))?;

@@ -7,15 +7,18 @@ use clap::Args;
 use serde_json::Value;
 use std::path::PathBuf;
 
-/// Record many snapshots from NDJSON, one record per line:
-/// {"key": K, "at": TIME, "actor": A, "reason": R, "doc": {...}} (reason optional; at
-/// optional, default now). Records are ingested in order with the same rules as `ingest`,
-/// many per SQLite commit. A bad record stops the import with its line number; everything
-/// before it stays recorded.
+/// Record many snapshots from NDJSON records {key, at, actor, reason, doc}
 ///
-/// Example:
+/// One record per line: {"key": K, "at": TIME, "actor": A, "reason": R, "doc": {...}}
+/// (reason optional; at optional, default now). Records are ingested in order with the same
+/// rules as `ingest`. A bad record stops the import with its line number; everything before
+/// it stays recorded.
+///
+/// Examples:
+///   hist import snapshots.ndjson
 ///   sqlite3 -json api.db "SELECT …" | jq -c '.[]' | hist import -
 #[derive(Debug, Args)]
+#[command(verbatim_doc_comment)]
 pub struct ImportArgs {
     /// The NDJSON file (`-` or nothing: standard input).
     pub file: Option<PathBuf>,

@@ -5,13 +5,17 @@ use crate::PutOutcome;
 use clap::Args;
 use std::path::PathBuf;
 
-/// Record a whole JSON snapshot of a document. It is canonicalized and hashed; if it equals
-/// the last snapshot only a check is recorded ("unchanged"), otherwise only its structural
-/// difference from the last version is stored, with arrays matched by the declared rules.
+/// Record a whole JSON snapshot of a document
 ///
-/// Example:
+/// The snapshot is canonicalized and hashed; if it equals the last snapshot only a check is
+/// recorded ("unchanged"), otherwise only its structural difference from the last version is
+/// stored, with arrays matched by the declared rules (`hist rules`).
+///
+/// Examples:
+///   hist ingest feed/acme feed.json --actor poller:acme
 ///   curl -s https://api.example.com/feed | hist ingest feed/acme - --actor poller:acme
 #[derive(Debug, Args)]
+#[command(verbatim_doc_comment)]
 pub struct IngestArgs {
     /// The document key.
     pub key: String,

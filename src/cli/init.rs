@@ -3,12 +3,16 @@ use crate::Repo;
 use clap::Args;
 use std::path::PathBuf;
 
-/// Create an empty repository: a `.hist/` directory holding the log (SQLite, WAL) and the
-/// object store.
+/// Create an empty repository
 ///
-/// Example:
+/// Creates a `.hist/` directory holding the log (SQLite, WAL) and the object store, in DIR or
+/// in the current directory. Commands run in it or below it find it, as git does.
+///
+/// Examples:
+///   hist init
 ///   hist init config-repo
 #[derive(Debug, Args)]
+#[command(verbatim_doc_comment)]
 pub struct InitArgs {
     /// Where to create it (default: the current directory).
     pub dir: Option<PathBuf>,

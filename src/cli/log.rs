@@ -1,15 +1,19 @@
-use super::ui::{change_json, change_line, show_time};
+use super::ui::{change_json, paint_change, palette, show_time};
 use super::{CliError, Env, OutputOpts, Ui, parse_when};
 use crate::{DocPath, LogFilter};
 use clap::Args;
 use serde_json::json;
 
-/// List transactions, newest first: who, when, why, and (with -p) what they changed.
+/// List transactions, newest first
 ///
-/// Example:
+/// One block per transaction: its id, time, actor and kind, then its reason, then (with -p)
+/// its changes as `~ /path: old -> new`, `+ /path: new` and `- /path: old`.
+///
+/// Examples:
 ///   hist log customer/4411 --path /plan -p
 ///   hist log --actor user:maria --since @2026-08-01 --oneline
 #[derive(Debug, Args)]
+#[command(verbatim_doc_comment)]
 pub struct LogArgs {
     /// Only transactions that changed this document.
     pub key: Option<String>,
@@ -49,7 +53,9 @@ pub fn cmd_log(ui: &mut Ui, env: &Env, args: &LogArgs) -> Result<(), CliError> {
         with_changes: args.patch,
     };
     let repo = env.repo()?;
-    for entry in repo.log(&filter)? {
+    let entries = repo.log(&filter)?;
+    ui.page();
+    for entry in entries {
         let tx = &entry.tx;
         if args.output.json {
             let mut obj = json!({
@@ -77,15 +83,15 @@ pub fn cmd_log(ui: &mut Ui, env: &Env, args: &LogArgs) -> Result<(), CliError> {
                 .unwrap_or_default();
             ui.line(format!(
                 "{} {} {}{reason} ({count})",
-                tx.id,
+                ui.paint(palette::TX, tx.id),
                 tx.at.date(),
                 tx.actor
             ))?;
             continue;
         }
         ui.line(format!(
-            "tx {}  {}  {}  {} ({count})",
-            tx.id,
+            "{}  {}  {}  {} ({count})",
+            ui.paint(palette::TX, format!("tx {}", tx.id)),
             show_time(tx.at),
             tx.actor,
             tx.kind
@@ -94,7 +100,7 @@ pub fn cmd_log(ui: &mut Ui, env: &Env, args: &LogArgs) -> Result<(), CliError> {
             ui.line(format!("    {reason}"))?;
         }
         for c in &entry.changes {
-            ui.line(format!("    {} {}", c.key, change_line(&c.change)))?;
+            ui.line(format!("    {} {}", c.key, paint_change(ui, &c.change)))?;
         }
         ui.line("")?;
     }

@@ -8,9 +8,12 @@ mod error;
 mod ui;
 
 mod backup;
+mod blame;
 mod canon;
+mod completions;
 mod diff;
 mod forget;
+mod export;
 mod fsck;
 mod history;
 mod import;
@@ -24,7 +27,7 @@ mod sql;
 mod write;
 
 pub use error::CliError;
-pub use ui::Ui;
+pub use ui::{ColorChoice, Ui};
 
 use crate::model::Actor;
 use crate::time::{Timestamp, When};
@@ -33,60 +36,66 @@ use clap::{Args, Parser, Subcommand};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-/// hist: a history-first document store.
+/// A history-first document store: who changed what, when, and why
 ///
 /// Every write names who made it; every change is kept with its old value, so any document
-/// can be read as of any past moment, any field's history listed, and anything else asked
-/// in SQL.
+/// can be read as of any past moment, any field's history listed, any field blamed, and
+/// anything else asked in SQL over the change log.
+///
+/// Each command has its own page: `hist help COMMAND` or `man hist-COMMAND`.
+///
+/// Examples:
+///   hist init
+///   hist set customer/4411 /plan '"pro"' --actor user:sam -m "upgrade"
+///   hist history customer/4411 /plan
+///   hist blame customer/4411
 #[derive(Debug, Parser)]
 #[command(name = "hist", version, propagate_version = true, max_term_width = 100)]
-#[command(
-    after_long_help = "Example:\n  hist init && hist set customer/4411 /plan '\"pro\"' --actor user:sam"
-)]
+#[command(verbatim_doc_comment)]
 pub struct Cli {
     /// Run as if hist was started in DIR.
     #[arg(short = 'C', global = true, value_name = "DIR")]
     pub chdir: Option<PathBuf>,
+    /// When to color the output: auto (on a terminal, unless NO_COLOR is set), always or
+    /// never.
+    #[arg(long, global = true, value_name = "WHEN", value_enum, default_value_t)]
+    pub color: ColorChoice,
+    /// Never send the output through a pager (by default long output on a terminal goes
+    /// through $HIST_PAGER, $PAGER or `less -FRX`).
+    #[arg(long, global = true)]
+    pub no_pager: bool,
     /// The command.
     #[command(subcommand)]
     pub command: Command,
 }
 
 /// The commands.
+///
+/// The help of each command (`hist COMMAND --help`, its man page) is the doc comment of its
+/// `…Args` struct, with an example: do not put doc comments on these variants, clap would
+/// use them instead and drop the struct's.
 #[derive(Debug, Subcommand)]
+#[allow(missing_docs)]
 pub enum Command {
-    /// Create an empty repository (`.hist/`).
     Init(init::InitArgs),
-    /// Write a JSON value at a path of a document.
     Set(write::SetArgs),
-    /// Remove a path of a document, or the whole document.
     Rm(write::RmArgs),
-    /// Apply an RFC 6902 JSON Patch to a document, as one transaction.
     Apply(write::ApplyArgs),
-    /// Record a whole JSON snapshot of a document; only the difference is stored.
     Ingest(ingest::IngestArgs),
-    /// Record many snapshots from NDJSON records {key, at, actor, reason, doc}.
     Import(import::ImportArgs),
-    /// Print a document, now or as of a past moment.
     Show(show::ShowArgs),
-    /// List every change that altered one path of a document.
     History(history::HistoryArgs),
-    /// List transactions, newest first.
     Log(log::LogArgs),
-    /// Show the changes to a document between two moments.
+    Blame(blame::BlameArgs),
     Diff(diff::DiffArgs),
-    /// Run a read-only SQL query over the change log.
     Sql(sql::SqlArgs),
-    /// List or declare rules: array keys, sets.
     Rules(rules::RulesArgs),
-    /// Verify the log, current state, checkpoints and objects.
     Fsck(fsck::FsckArgs),
-    /// Print a JSON document's canonical form, or its hash.
     Canon(canon::CanonArgs),
-    /// Crypto-shred one subject: delete its key, so its personal values read as forgotten.
     Forget(forget::ForgetArgs),
-    /// Write a consistent copy of the repository, with its keys in a separate file.
     Backup(backup::BackupArgs),
+    Export(export::ExportArgs),
+    Completions(completions::CompletionsArgs),
 }
 
 /// Options every write takes.
@@ -180,19 +189,42 @@ pub fn parse_when(text: &str) -> Result<When, CliError> {
 pub fn run() -> ExitCode {
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
-        Err(e) => {
-            let code = e.exit_code();
-            let _ = e.print();
-            return ExitCode::from(u8::try_from(code).unwrap_or(2));
-        }
+        Err(e) => return report_clap_error(&e),
     };
-    let mut ui = Ui::new();
+    let mut ui = Ui::for_terminal(cli.color, !cli.no_pager);
     let result = Env::from_process(cli.chdir).and_then(|env| dispatch(&mut ui, &env, cli.command));
-    let result = result.and_then(|()| ui.finish());
-    match result {
+    // Close the pager (if any) before an error is printed, so the error stays on screen.
+    let finished = ui.finish();
+    match result.and(finished) {
         Ok(()) => ExitCode::SUCCESS,
-        Err(e) => e.report(),
+        Err(e) => e.report_styled(stderr_colors(cli.color)),
     }
+}
+
+/// True when messages on stderr may be painted.
+fn stderr_colors(choice: ColorChoice) -> bool {
+    use std::io::IsTerminal;
+    ui::colors_wanted(choice, std::io::stderr().is_terminal())
+}
+
+/// Prints a parse error of clap as hist prints errors (`hist: error: …`), or the help and
+/// version it was asked for; returns clap's exit code (2 for usage errors).
+fn report_clap_error(e: &clap::Error) -> ExitCode {
+    use clap::error::ErrorKind;
+    let code = u8::try_from(e.exit_code()).unwrap_or(2);
+    match e.kind() {
+        ErrorKind::DisplayHelp
+        | ErrorKind::DisplayVersion
+        | ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand => {
+            let _ = e.print();
+        }
+        _ => {
+            let text = e.render().to_string();
+            let text = text.strip_prefix("error: ").unwrap_or(&text);
+            eprint!("{}{text}", error::prefix(stderr_colors(ColorChoice::Auto)));
+        }
+    }
+    ExitCode::from(code)
 }
 
 fn dispatch(ui: &mut Ui, env: &Env, command: Command) -> Result<(), CliError> {
@@ -213,6 +245,9 @@ fn dispatch(ui: &mut Ui, env: &Env, command: Command) -> Result<(), CliError> {
         Command::Canon(args) => canon::cmd_canon(ui, env, &args),
         Command::Forget(args) => forget::cmd_forget(ui, env, &args),
         Command::Backup(args) => backup::cmd_backup(ui, env, &args),
+        Command::Blame(args) => blame::cmd_blame(ui, env, &args),
+        Command::Export(args) => export::cmd_export(ui, env, &args),
+        Command::Completions(args) => completions::cmd_completions(ui, env, &args),
     }
 }
 

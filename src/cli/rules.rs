@@ -4,20 +4,22 @@ use crate::rules::{RuleKind, check_glob};
 use clap::{Args, Subcommand};
 use serde_json::json;
 
-/// List rules, or declare one. Every change to the rules is a logged transaction.
+/// List or declare rules: array keys, sets
 ///
-/// Rules say how arrays are diffed: `array-key /items id` matches elements of /items by
-/// their `id` (an insert at the top is one add, not a change to every element); `set /tags`
-/// ignores order; every other array is one opaque value. `[*]` in a pattern matches any
-/// element; `""` is a document that is itself an array.
+/// Every change to the rules is a logged transaction. Rules say how arrays are diffed:
+/// `array-key /items id` matches elements of /items by their `id` (an insert at the top is
+/// one add, not a change to every element); `set /tags` ignores order; every other array is
+/// one opaque value. `[*]` in a pattern matches any element; `""` is a document that is
+/// itself an array.
 ///
-/// Example:
+/// Examples:
 ///   hist rules array-key /items id --keys 'feed/*' --actor user:sam
 ///   hist rules array-key /prefixes ip_prefix,service,region --actor user:sam
 ///   hist rules set /tags --actor user:sam
 ///   hist rules personal /email --keys 'customer/*' --actor user:dpo
 ///   hist rules
 #[derive(Debug, Args)]
+#[command(verbatim_doc_comment)]
 pub struct RulesArgs {
     #[command(subcommand)]
     pub action: Option<RulesAction>,
@@ -27,20 +29,25 @@ pub struct RulesArgs {
 
 /// What to do with the rules.
 #[derive(Debug, Subcommand)]
+#[allow(missing_docs)] // Each action's help is its Args struct's doc comment.
 pub enum RulesAction {
-    /// Match the elements of arrays at PATTERN by key fields.
     ArrayKey(ArrayKeyArgs),
-    /// Treat arrays at PATTERN as sets: order never matters.
     Set(SetRuleArgs),
-    /// Mark values at PATTERN as personal data: stored encrypted with their subject's key,
-    /// erasable with `hist forget`.
     Personal(super::rules_personal::PersonalRuleArgs),
-    /// Remove a rule by its id (as `hist rules` lists it).
     Rm(RmRuleArgs),
 }
 
-/// Declare an array key.
+/// Match the elements of arrays at PATTERN by key fields
+///
+/// An element is then addressed as /items[id=88] (or [ip="1.2.3.4",port=80] for a composite
+/// key), and an insert at the top of the list is one add. Order within a keyed array is not
+/// history. Declare the rule before the first snapshot that holds the array.
+///
+/// Examples:
+///   hist rules array-key /items id --actor user:sam
+///   hist rules array-key '/items[*]/variants' sku --keys 'feed/*' --actor user:sam
 #[derive(Debug, Args)]
+#[command(verbatim_doc_comment)]
 pub struct ArrayKeyArgs {
     /// The array's path pattern (`/items`, `/items[*]/variants`, `""` for a root array).
     #[arg(allow_hyphen_values = true)]
@@ -54,8 +61,16 @@ pub struct ArrayKeyArgs {
     pub write: WriteOpts,
 }
 
-/// Declare a set.
+/// Treat arrays at PATTERN as sets: order never matters
+///
+/// Elements are then added and removed one by one, addressed as /tags[="red"]; a reordered
+/// list is unchanged.
+///
+/// Examples:
+///   hist rules set /tags --actor user:sam
+///   hist rules set '/items[*]/tags' --keys 'feed/*' --actor user:sam
 #[derive(Debug, Args)]
+#[command(verbatim_doc_comment)]
 pub struct SetRuleArgs {
     /// The array's path pattern.
     #[arg(allow_hyphen_values = true)]
@@ -67,8 +82,14 @@ pub struct SetRuleArgs {
     pub write: WriteOpts,
 }
 
-/// Remove a rule.
+/// Remove a rule by its id (as `hist rules` lists it)
+///
+/// The removal is a logged transaction; changes recorded under the rule stay as they are.
+///
+/// Examples:
+///   hist rules rm 2 --actor user:sam
 #[derive(Debug, Args)]
+#[command(verbatim_doc_comment)]
 pub struct RmRuleArgs {
     /// The rule's id.
     pub id: i64,

@@ -5,6 +5,8 @@ use crate::DocPath;
 use crate::rules::RuleKind;
 use clap::Args;
 
+/// Mark values at PATTERN as personal data, erasable with `hist forget`
+///
 /// Declare personal data: values at PATTERN are stored encrypted with their subject's own
 /// key (in `.hist/keys.db`), read back transparently, and erased for good by
 /// `hist forget SUBJECT`. The subject is the document key, or the value (a string or a
@@ -17,6 +19,7 @@ use clap::Args;
 ///   hist rules personal /email --keys 'customer/*' --actor user:dpo
 ///   hist rules personal '/contacts[*]/phone' --subject-from /customer_id --actor user:dpo
 #[derive(Debug, Args)]
+#[command(verbatim_doc_comment)]
 pub struct PersonalRuleArgs {
     /// The path pattern of the personal values (`/email`, `/contacts[*]/phone`).
     #[arg(allow_hyphen_values = true)]

@@ -2,14 +2,16 @@ use super::{CliError, Env, Ui, parse_when};
 use crate::DocPath;
 use clap::Args;
 
-/// Print a document as pretty JSON, now or as of a past moment.
+/// Print a document as pretty JSON, now or as of a past moment
 ///
 /// WHEN is @2026-08-01 (00:00 UTC that day), @2026-08-01T16:40:00Z (any offset) or @tx:42.
 /// Exits 1 with a message when the document (or the path) is absent then.
 ///
-/// Example:
+/// Examples:
+///   hist show customer/4411
 ///   hist show customer/4411 @2026-08-01 --path /plan
 #[derive(Debug, Args)]
+#[command(verbatim_doc_comment)]
 pub struct ShowArgs {
     /// The document key.
     pub key: String,
@@ -44,6 +46,7 @@ pub fn cmd_show(ui: &mut Ui, env: &Env, args: &ShowArgs) -> Result<(), CliError>
             .ok_or_else(|| CliError::user(format!("{} has nothing at {p} {then}", args.key)))?,
         None => &doc,
     };
+    ui.page();
     if args.json {
         ui.json(value)
     } else {

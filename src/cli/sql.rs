@@ -3,13 +3,18 @@ use crate::SqlValue;
 use clap::Args;
 use serde_json::{Map, Value};
 
-/// Run one read-only SQL query over the views `changes(id, tx, at, actor, reason, key, path,
-/// op, old, new)`, `transactions(id, at, actor, reason, kind)`, `current(key, doc,
-/// updated_at)` and `checks(key, at, actor, hash)`. Any write is refused.
+/// Run a read-only SQL query over the change log
 ///
-/// Example:
+/// The views: changes(id, tx, at, actor, reason, key, path, op, old, new), transactions(id,
+/// at, actor, reason, kind), current(key, doc, updated_at) and checks(key, at, actor, hash).
+/// `at` is ISO-8601 UTC text, so `at >= '2026-09-01'` works; old and new are JSON text. Any
+/// write is refused.
+///
+/// Examples:
 ///   hist sql "SELECT path, count(*) AS changes FROM changes GROUP BY path ORDER BY changes DESC LIMIT 3"
+///   hist sql --csv "SELECT id, at, actor, reason FROM transactions"
 #[derive(Debug, Args)]
+#[command(verbatim_doc_comment)]
 pub struct SqlArgs {
     /// The query.
     pub query: String,

@@ -1,15 +1,73 @@
 //! Output: data to stdout (buffered; a closed pipe ends quietly), chatter to stderr.
+//!
+//! Like git, long output goes through a pager when stdout is a terminal
+//! ([`Ui::page`]: `$HIST_PAGER`, then `$PAGER`, then `less -FRX`; `--no-pager` turns it
+//! off), and colors are used only on a terminal, never when `NO_COLOR` is set or with
+//! `--color never` ([`Ui::paint`]).
 
 use super::CliError;
 use crate::model::Change;
 use crate::time::Timestamp;
+use anstyle::{AnsiColor, Style};
 use serde_json::Value;
-use std::io::{self, BufWriter, Write};
+use std::io::{self, BufWriter, IsTerminal, Write};
+use std::process::{Child, ChildStdin, Command, Stdio};
+
+/// When to use colors (`--color`): `auto` on a terminal only (CLICOLOR=0 turns them off,
+/// CLICOLOR_FORCE on), `always` even when the output is not a terminal, `never`. A
+/// non-empty NO_COLOR turns them off whatever is asked.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
+#[allow(missing_docs)]
+pub enum ColorChoice {
+    #[default]
+    Auto,
+    Always,
+    Never,
+}
+
+/// The styles hist paints with.
+pub mod palette {
+    use super::{AnsiColor, Style};
+    /// Transaction ids.
+    pub const TX: Style = AnsiColor::Yellow.on_default();
+    /// Added values (`+`).
+    pub const ADD: Style = AnsiColor::Green.on_default();
+    /// Removed values (`-`).
+    pub const REMOVE: Style = AnsiColor::Red.on_default();
+    /// Replaced values (`~`) and moves.
+    pub const REPLACE: Style = AnsiColor::Cyan.on_default();
+    /// Secondary text (dates, reasons, counts).
+    pub const DIM: Style = Style::new().dimmed();
+}
+
+/// Where data goes: stdout, or the stdin of a pager.
+enum Sink {
+    Stdout(io::Stdout),
+    Pager(ChildStdin),
+}
+
+impl Write for Sink {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        match self {
+            Sink::Stdout(s) => s.write(buf),
+            Sink::Pager(p) => p.write(buf),
+        }
+    }
+    fn flush(&mut self) -> io::Result<()> {
+        match self {
+            Sink::Stdout(s) => s.flush(),
+            Sink::Pager(p) => p.flush(),
+        }
+    }
+}
 
 /// The command's view of the terminal.
 pub struct Ui {
-    out: BufWriter<io::Stdout>,
+    out: BufWriter<Sink>,
     broken_pipe: bool,
+    color: bool,
+    may_page: bool,
+    pager: Option<Child>,
 }
 
 impl Default for Ui {
@@ -18,13 +76,104 @@ impl Default for Ui {
     }
 }
 
+/// A setting read from the environment: unset and empty are the same.
+fn env_var(name: &str) -> Option<String> {
+    std::env::var(name).ok().filter(|v| !v.is_empty())
+}
+
+/// True when colors should be used on stdout (`stdout_tty`: stdout is a terminal).
+pub fn colors_wanted(choice: ColorChoice, stdout_tty: bool) -> bool {
+    if env_var("NO_COLOR").is_some() {
+        return false;
+    }
+    match choice {
+        ColorChoice::Never => false,
+        ColorChoice::Always => true,
+        ColorChoice::Auto => {
+            if env_var("CLICOLOR_FORCE").is_some_and(|v| v != "0") {
+                return true;
+            }
+            stdout_tty
+                && env_var("CLICOLOR").is_none_or(|v| v != "0")
+                && env_var("TERM").is_none_or(|t| t != "dumb")
+        }
+    }
+}
+
 impl Ui {
-    /// Stdout, buffered.
+    /// Stdout, buffered; no colors, no pager.
     pub fn new() -> Self {
         Self {
-            out: BufWriter::new(io::stdout()),
+            out: BufWriter::new(Sink::Stdout(io::stdout())),
             broken_pipe: false,
+            color: false,
+            may_page: false,
+            pager: None,
         }
+    }
+
+    /// Stdout as the user asked for it: colors per `color` and the environment, and a
+    /// pager for long output when stdout is a terminal and `pager` is true.
+    pub fn for_terminal(color: ColorChoice, pager: bool) -> Self {
+        let tty = io::stdout().is_terminal();
+        Self {
+            color: colors_wanted(color, tty),
+            may_page: pager && tty,
+            ..Self::new()
+        }
+    }
+
+    /// True when output is painted.
+    pub fn color(&self) -> bool {
+        self.color
+    }
+
+    /// `text` in `style` when colors are on, as is otherwise.
+    pub fn paint(&self, style: Style, text: impl std::fmt::Display) -> String {
+        if self.color {
+            format!("{style}{text}{style:#}")
+        } else {
+            text.to_string()
+        }
+    }
+
+    /// Sends the rest of the output through a pager, when stdout is a terminal and paging
+    /// is allowed. Commands with long output (log, history, blame, show, diff) call it
+    /// before they print. A pager that cannot be started is skipped with a warning.
+    pub fn page(&mut self) {
+        if !self.may_page || self.pager.is_some() {
+            return;
+        }
+        let command = env_var("HIST_PAGER")
+            .or_else(|| env_var("PAGER"))
+            .unwrap_or_else(|| "less -FRX".to_owned());
+        if command.trim() == "cat" {
+            return;
+        }
+        let mut cmd = Command::new("sh");
+        cmd.arg("-c").arg(&command).stdin(Stdio::piped());
+        if std::env::var_os("LESS").is_none() {
+            cmd.env("LESS", "FRX");
+        }
+        if std::env::var_os("LV").is_none() {
+            cmd.env("LV", "-c");
+        }
+        match cmd.spawn() {
+            Ok(mut child) => {
+                let _ = self.out.flush();
+                if let Some(stdin) = child.stdin.take() {
+                    self.out = BufWriter::new(Sink::Pager(stdin));
+                    self.pager = Some(child);
+                }
+            }
+            Err(e) => self.warn(format!("cannot start the pager {command:?}: {e}")),
+        }
+    }
+
+    /// True once the reader of the output has gone away (a closed pipe, a pager quit):
+    /// long commands may stop early.
+    pub fn closed(&self) -> bool {
+        self.broken_pipe
     }
 
     /// Writes one line of data to stdout.
@@ -76,13 +225,29 @@ impl Ui {
         }
     }
 
-    /// Flushes stdout at the end of the command.
+    /// Flushes stdout at the end of the command; closes the pager and waits for the
+    /// user to leave it.
     pub fn finish(&mut self) -> Result<(), CliError> {
         let r = self.out.flush();
-        self.check(r)
+        let r = self.check(r);
+        if let Some(mut pager) = self.pager.take() {
+            // Dropping the pipe's writing end tells the pager the output is complete.
+            self.out = BufWriter::new(Sink::Stdout(io::stdout()));
+            let _ = pager.wait();
+        }
+        r
     }
 }
 
+/// A change as one line, painted by its op: `+` green, `-` red, `~` cyan.
+pub fn paint_change(ui: &Ui, change: &Change) -> String {
+    let style = match change.op {
+        crate::Op::Add => palette::ADD,
+        crate::Op::Remove => palette::REMOVE,
+        _ => palette::REPLACE,
+    };
+    ui.paint(style, change_line(change))
+}
 /// A value on one line: compact canonical JSON, or `(absent)`.
 pub fn one_line(value: Option<&Value>) -> String {
     value.map_or_else(|| "(absent)".to_owned(), crate::canon::to_canonical_string)

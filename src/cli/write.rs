@@ -6,14 +6,18 @@ use crate::{Commit, DocPath};
 use clap::Args;
 use std::path::PathBuf;
 
-/// Write a JSON value at a path of a document, as one transaction.
+/// Write a JSON value at a path of a document
 ///
-/// Missing parent objects are created on the way; an absent document is created. Setting
-/// through a scalar is an error. A write that changes nothing records nothing.
+/// One transaction. Missing parent objects are created on the way; an absent document is
+/// created. Setting through a scalar is an error. A write that changes nothing records
+/// nothing.
 ///
-/// Example:
+/// Examples:
 ///   hist set customer/4411 /plan '"pro"' --actor user:sam -m "upgrade"
+///   hist set customer/4411 /billing '{"seats": 5, "cycle": "yearly"}' --actor user:sam
+///   hist set config/app "" '{"debug": false}' --actor job:deploy
 #[derive(Debug, Args)]
+#[command(verbatim_doc_comment)]
 pub struct SetArgs {
     /// The document key.
     pub key: String,
@@ -29,11 +33,16 @@ pub struct SetArgs {
     pub output: OutputOpts,
 }
 
-/// Remove a path of a document, or the whole document when no path is given.
+/// Remove a path of a document, or the whole document
 ///
-/// Example:
+/// Removing is a change like any other: the old value stays in the log, and the document can
+/// still be read as of any moment before.
+///
+/// Examples:
 ///   hist rm customer/4411 /discount --actor user:sam
+///   hist rm customer/4411 --actor user:sam -m "account closed"
 #[derive(Debug, Args)]
+#[command(verbatim_doc_comment)]
 pub struct RmArgs {
     /// The document key.
     pub key: String,
@@ -45,12 +54,15 @@ pub struct RmArgs {
     pub output: OutputOpts,
 }
 
-/// Apply an RFC 6902 JSON Patch (add, remove, replace, move, copy, test) to a document as
-/// one transaction: every operation applies, or nothing is written.
+/// Apply an RFC 6902 JSON Patch to a document, as one transaction
 ///
-/// Example:
+/// Every operation (add, remove, replace, move, copy, test) applies, or nothing is written.
+///
+/// Examples:
 ///   hist apply customer/4411 patch.json --actor user:sam
+///   echo '[{"op":"replace","path":"/plan","value":"team"}]' | hist apply customer/4411 - --actor user:sam
 #[derive(Debug, Args)]
+#[command(verbatim_doc_comment)]
 pub struct ApplyArgs {
     /// The document key.
     pub key: String,

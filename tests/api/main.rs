@@ -2,6 +2,8 @@
 #![allow(clippy::unwrap_used)]
 
 mod asof;
+mod blame;
 mod canon;
+mod export;
 mod patch_conformance;
 mod path;

@@ -4,9 +4,16 @@
 
 mod common;
 
+mod test_blame;
+mod test_completions;
+mod test_errors;
+mod test_export;
 mod test_forget;
 mod test_foundation;
 mod test_ingest;
+mod test_man;
+mod test_readme;
+mod test_ui;
 
 #[test]
 fn no_forgotten_test_files() {

@@ -1,0 +1,644 @@
+//! Blame: for every leaf of a document, the change that last set it.
+//!
+//! # Terminology
+//!
+//! - **Leaf**: a place in the document that holds a value blame answers for as a whole:
+//!   a scalar (string, number, boolean, null); an empty object or empty array; an opaque
+//!   array (one that no rule makes keyed or a set; any change replaces it whole, so it is
+//!   one leaf however many lines it prints on); an element of a set (`/tags[="red"]`: a set
+//!   element is added and removed whole). Objects and the elements of keyed arrays
+//!   (`/items[id=1]`) are not leaves: blame walks into them. Whether an array is keyed, a
+//!   set or opaque is decided by the key's rules ([`Repo::key_rules`],
+//!   [`crate::rules::ArrayMode`]); a keyed array or set whose keys are not unique is
+//!   stored opaque, and so it is one leaf.
+//! - **Setter**: the change that last set a leaf, as of the moment blamed: the newest
+//!   change at the leaf, at one of its ancestors (an `add` or `replace` of a parent sets
+//!   every leaf below it), or below it (a change inside what is now one leaf: the last
+//!   element removed from a set that is now empty, the last member removed from an object
+//!   that is now `{}`, a change recorded while an array that is now opaque was keyed).
+//! - **Change path**: the path the setter was recorded at (the leaf, an ancestor, or a
+//!   path below it). It tells a field edit (`/plan`) from a whole-object write
+//!   (`/billing`, or `""` for the first snapshot).
+//!
+//! # Algorithm
+//!
+//! The document is read as of the moment blamed and its leaves put in a tree keyed by
+//! path steps. The change log of the key is then read ONCE, newest first, as a stream:
+//! each change attributes every still unattributed leaf at or below its path, or the leaf
+//! above it. Reading stops as soon as every leaf has its setter, so a field edited
+//! yesterday costs one row whatever the length of the history; [`Blame::rows_read`] says
+//! how many rows were read. Values are never loaded from the log: a leaf's value is the
+//! document's.
+//!
+//! Renames and compaction are not followed yet; see the hook on `PathMap` for where they
+//! plug in.
+
+use crate::canon;
+use crate::diff::{self, element_key};
+use crate::error::{Error, Result};
+use crate::model::{Op, TxInfo};
+use crate::path::{DocPath, PatternSegment, Segment};
+use crate::repo::Repo;
+use crate::rules::{ArrayMode, KeyRules, shape_of};
+use crate::time::When;
+use rusqlite::params;
+use serde_json::Value;
+use std::collections::HashMap;
+
+/// The answer of [`Repo::blame`]: every leaf of a document (or of a subtree) with its
+/// setter.
+#[derive(Clone, Debug)]
+pub struct Blame {
+    /// The document key.
+    pub key: String,
+    /// The last transaction included (`None`: now).
+    pub tx: Option<i64>,
+    /// True when the document existed at that moment.
+    pub document: bool,
+    /// The subtree blamed (the root: the whole document).
+    pub path: DocPath,
+    /// The value at `path` (`None`: the document, or the path, is absent then).
+    pub value: Option<Value>,
+    /// Every leaf at or below `path`, in document order (the order of the pretty form).
+    pub leaves: Vec<BlameLeaf>,
+    /// How many change rows were read from the log.
+    pub rows_read: usize,
+    rules: KeyRules,
+}
+
+/// One leaf and its setter.
+#[derive(Clone, Debug, PartialEq)]
+pub struct BlameLeaf {
+    /// Where the leaf is.
+    pub path: DocPath,
+    /// Its value.
+    pub value: Value,
+    /// The change that last set it (`None` only when the log does not explain the
+    /// document, which `hist fsck` reports).
+    pub setter: Option<Setter>,
+}
+
+/// The change that last set a leaf.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Setter {
+    /// Its transaction (who, when, why).
+    pub tx: TxInfo,
+    /// The change row's id.
+    pub change_id: i64,
+    /// Where the change was recorded: the leaf, an ancestor of it, or a path below it.
+    pub change_path: DocPath,
+    /// What the change did at `change_path`.
+    pub op: Op,
+}
+
+/// One line of the pretty-printed value, with the leaf it shows.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct BlameLine {
+    /// The text, laid out as [`canon::to_pretty_string`] lays it out.
+    pub text: String,
+    /// The index in [`Blame::leaves`] of the leaf on this line; `None` for lines that
+    /// only open or close an object or an array.
+    pub leaf: Option<usize>,
+}
+
+impl Repo {
+    /// Blames `key` as of `when` (default: now), optionally only the subtree at `path`.
+    ///
+    /// When the document (or the path) is absent then, the answer has no value and no
+    /// leaves. See the [module documentation](crate::blame) for terms and the algorithm.
+    pub fn blame(&self, key: &str, when: Option<When>, path: Option<&DocPath>) -> Result<Blame> {
+        let (doc, bound) = match when {
+            None => (self.current(key)?, None),
+            Some(when) => match self.resolve(when)? {
+                Some(tx) => (self.as_of_tx(key, tx)?.doc, Some(tx)),
+                None => (None, Some(0)),
+            },
+        };
+        let root = path.cloned().unwrap_or_default();
+        let rules = self.key_rules(key);
+        let mut blame = Blame {
+            key: key.to_owned(),
+            tx: bound,
+            document: doc.is_some(),
+            path: root.clone(),
+            value: doc
+                .as_ref()
+                .and_then(|d| diff::get(d, root.segments()))
+                .cloned(),
+            leaves: Vec::new(),
+            rows_read: 0,
+            rules,
+        };
+        let Some(value) = &blame.value else {
+            return Ok(blame);
+        };
+        let (mut tree, leaves) = Tree::of(value, &blame.rules, &root);
+        blame.leaves = leaves;
+        self.attribute(key, bound, &root, &mut tree, &mut blame)?;
+        Ok(blame)
+    }
+
+    /// Reads the log of `key` newest first and attributes leaves until none is left.
+    fn attribute(
+        &self,
+        key: &str,
+        bound: Option<i64>,
+        root: &DocPath,
+        tree: &mut Tree,
+        blame: &mut Blame,
+    ) -> Result<()> {
+        // The newest change included: two lookups in the (key, tx) index (`max(seq) …
+        // WHERE tx <= ?` alone would scan every row of the key; `+seq` keeps SQLite from
+        // walking the (key, seq) index down from the newest change instead).
+        let top: i64 = self.conn.query_row(
+            "SELECT coalesce(max(+seq), 0) FROM change_log WHERE key = ?1 AND tx =
+                (SELECT max(tx) FROM change_log WHERE key = ?1 AND tx <= ?2)",
+            params![key, bound.unwrap_or(i64::MAX)],
+            |r| r.get(0),
+        )?;
+        let mut stmt = self.conn.prepare_cached(
+            "SELECT id, tx, path, op FROM change_log
+             WHERE key = ?1 AND seq <= ?2 ORDER BY seq DESC",
+        )?;
+        let mut rows = stmt.query(params![key, top])?;
+        let mut txs: HashMap<i64, TxInfo> = HashMap::new();
+        let mut paths = PathMap;
+        while tree.open() > 0 {
+            let Some(row) = rows.next()? else { break };
+            blame.rows_read += 1;
+            let id: i64 = row.get(0)?;
+            let tx: i64 = row.get(1)?;
+            let text: String = row.get(2)?;
+            let op: String = row.get(3)?;
+            let op = Op::parse(&op).ok_or_else(|| Error::Corrupt(format!("unknown op {op:?}")))?;
+            let recorded = DocPath::parse(&text)
+                .map_err(|e| Error::Corrupt(format!("stored path {text:?}: {e}")))?;
+            let Some(change_path) = paths.map(&recorded, op) else {
+                continue;
+            };
+            let targets = if root.starts_with(&change_path) {
+                tree.open_leaves_below(0)
+            } else if let Some(rest) = change_path.strip_prefix(root) {
+                tree.targets(rest)
+            } else {
+                Vec::new()
+            };
+            if targets.is_empty() {
+                continue;
+            }
+            let info = match txs.get(&tx) {
+                Some(info) => info.clone(),
+                None => {
+                    let info = self.tx(tx)?.ok_or_else(|| {
+                        Error::Corrupt(format!("change {id} names a missing transaction {tx}"))
+                    })?;
+                    txs.insert(tx, info.clone());
+                    info
+                }
+            };
+            let setter = Setter {
+                tx: info,
+                change_id: id,
+                change_path: recorded,
+                op,
+            };
+            for node in targets {
+                let leaf = tree.close(node);
+                blame.leaves[leaf].setter = Some(setter.clone());
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Maps a recorded change path to the path of the same value in the blamed document.
+///
+/// Today it is the identity: a change is matched where it was recorded, and a `move` row
+/// counts as a change at its (new) path. This is the hook for the features still to come:
+/// - renames (`hist mv`): on a `move` row from FROM to TO, remember "FROM is now TO" and
+///   map every older row at or below FROM to the same place below TO, so a leaf's blame
+///   follows it back across the rename (the move itself sets nothing);
+/// - compaction (`hist gc`): rows of a `compact` transaction stand for a span of changes;
+///   a leaf whose setter is such a row should say so (a flag on [`BlameLeaf`]).
+struct PathMap;
+
+impl PathMap {
+    /// Where `recorded` lands in the blamed document (`None`: nowhere, skip the row).
+    #[allow(clippy::unused_self, clippy::unnecessary_wraps)]
+    fn map(&mut self, recorded: &DocPath, _op: Op) -> Option<DocPath> {
+        Some(recorded.clone())
+    }
+}
+
+/// The leaves of the blamed value, as a tree of path steps.
+#[derive(Default)]
+struct Tree {
+    nodes: Vec<Node>,
+}
+
+#[derive(Default)]
+struct Node {
+    /// Children by the canonical text of their step.
+    children: HashMap<String, usize>,
+    /// Children in document order.
+    order: Vec<usize>,
+    /// The leaf this node is (an index in `Blame::leaves`).
+    leaf: Option<usize>,
+    /// Unattributed leaves at or below this node.
+    open: usize,
+    parent: Option<usize>,
+}
+
+/// How the walk sees one value.
+enum Kind<'v> {
+    /// One leaf.
+    Leaf,
+    /// An object to walk into, members in canonical order.
+    Object(Vec<(&'v String, &'v Value)>),
+    /// A keyed array (elements walked into) or a set (`leaves`: every element is a leaf).
+    Elements {
+        items: Vec<(Segment, &'v Value)>,
+        leaves: bool,
+    },
+}
+
+fn classify<'v>(value: &'v Value, rules: &KeyRules, shape: &[PatternSegment]) -> Kind<'v> {
+    match value {
+        Value::Object(map) if !map.is_empty() => {
+            let mut members: Vec<(&String, &Value)> = map.iter().collect();
+            members.sort_by(|a, b| canon::compare_keys(a.0, b.0));
+            Kind::Object(members)
+        }
+        Value::Array(items) if !items.is_empty() => {
+            let (items, leaves): (Vec<(Segment, &Value)>, bool) = match rules.mode(shape) {
+                ArrayMode::Opaque => return Kind::Leaf,
+                ArrayMode::Keyed(fields) => (
+                    items
+                        .iter()
+                        .map(|e| (Segment::Keyed(element_key(e, fields)), e))
+                        .collect(),
+                    false,
+                ),
+                ArrayMode::Set => (
+                    items
+                        .iter()
+                        .map(|e| (Segment::Member(e.clone()), e))
+                        .collect(),
+                    true,
+                ),
+            };
+            // Keys that are not unique make the array opaque (as the diff stores it).
+            let mut texts: Vec<String> = items.iter().map(|(s, _)| s.to_string()).collect();
+            texts.sort_unstable();
+            if texts.windows(2).any(|w| w[0] == w[1]) {
+                return Kind::Leaf;
+            }
+            Kind::Elements { items, leaves }
+        }
+        _ => Kind::Leaf,
+    }
+}
+
+/// Builds the [`Tree`] of a value and its leaves, in document order.
+struct Builder<'r> {
+    rules: &'r KeyRules,
+    shape: Vec<PatternSegment>,
+    path: DocPath,
+    tree: Tree,
+    leaves: Vec<BlameLeaf>,
+}
+
+impl Builder<'_> {
+    fn build(&mut self, value: &Value, forced_leaf: bool, parent: Option<usize>) -> usize {
+        let id = self.tree.nodes.len();
+        self.tree.nodes.push(Node {
+            parent,
+            ..Node::default()
+        });
+        let kind = if forced_leaf {
+            Kind::Leaf
+        } else {
+            classify(value, self.rules, &self.shape)
+        };
+        let children: Vec<(Segment, &Value, bool)> = match kind {
+            Kind::Leaf => {
+                self.tree.nodes[id].leaf = Some(self.leaves.len());
+                self.leaves.push(BlameLeaf {
+                    path: self.path.clone(),
+                    value: value.clone(),
+                    setter: None,
+                });
+                let mut up = Some(id);
+                while let Some(n) = up {
+                    self.tree.nodes[n].open += 1;
+                    up = self.tree.nodes[n].parent;
+                }
+                return id;
+            }
+            Kind::Object(members) => members
+                .into_iter()
+                .map(|(k, v)| (Segment::Field(k.clone()), v, false))
+                .collect(),
+            Kind::Elements { items, leaves } => {
+                items.into_iter().map(|(s, v)| (s, v, leaves)).collect()
+            }
+        };
+        for (seg, child, leaf) in children {
+            let text = seg.to_string();
+            self.shape.push(match seg {
+                Segment::Field(ref name) => PatternSegment::Field(name.clone()),
+                _ => PatternSegment::AnyElement,
+            });
+            self.path.push(seg);
+            let c = self.build(child, leaf, Some(id));
+            self.path.pop();
+            self.shape.pop();
+            self.tree.nodes[id].children.insert(text, c);
+            self.tree.nodes[id].order.push(c);
+        }
+        id
+    }
+}
+
+impl Tree {
+    /// The tree of the leaves of `value`, found at `root`, and the leaves in document
+    /// order.
+    fn of(value: &Value, rules: &KeyRules, root: &DocPath) -> (Self, Vec<BlameLeaf>) {
+        let mut builder = Builder {
+            rules,
+            shape: shape_of(root),
+            path: root.clone(),
+            tree: Tree::default(),
+            leaves: Vec::new(),
+        };
+        builder.build(value, false, None);
+        (builder.tree, builder.leaves)
+    }
+
+    /// Unattributed leaves left.
+    fn open(&self) -> usize {
+        self.nodes.first().map_or(0, |n| n.open)
+    }
+
+    /// The unattributed leaf nodes a change at `steps` (relative to the root) sets.
+    fn targets(&self, steps: &[Segment]) -> Vec<usize> {
+        let mut node = 0;
+        for step in steps {
+            if self.nodes[node].leaf.is_some() {
+                break; // A change inside a leaf sets the leaf.
+            }
+            if self.nodes[node].open == 0 {
+                return Vec::new();
+            }
+            match self.nodes[node].children.get(&step.to_string()) {
+                Some(&child) => node = child,
+                None => return Vec::new(), // A place the document no longer has.
+            }
+        }
+        self.open_leaves_below(node)
+    }
+
+    /// Every unattributed leaf node at or below `node`.
+    fn open_leaves_below(&self, node: usize) -> Vec<usize> {
+        let mut out = Vec::new();
+        let mut stack = vec![node];
+        while let Some(id) = stack.pop() {
+            let n = &self.nodes[id];
+            if n.open == 0 {
+                continue;
+            }
+            if n.leaf.is_some() {
+                out.push(id);
+            }
+            stack.extend(n.order.iter().rev());
+        }
+        out
+    }
+
+    /// Marks a leaf node attributed; returns its leaf index.
+    fn close(&mut self, node: usize) -> usize {
+        let mut up = Some(node);
+        while let Some(n) = up {
+            self.nodes[n].open = self.nodes[n].open.saturating_sub(1);
+            up = self.nodes[n].parent;
+        }
+        self.nodes[node].leaf.unwrap_or(0)
+    }
+}
+
+impl Blame {
+    /// The value at [`Blame::path`] pretty-printed (the layout of
+    /// [`canon::to_pretty_string`]), one entry per line, each with the leaf it shows.
+    /// Empty when there is no value.
+    pub fn lines(&self) -> Vec<BlameLine> {
+        let Some(value) = &self.value else {
+            return Vec::new();
+        };
+        let mut printer = Printer {
+            rules: &self.rules,
+            shape: shape_of(&self.path),
+            next_leaf: 0,
+            out: Vec::new(),
+        };
+        printer.render(value, false, "", String::new());
+        printer.out
+    }
+}
+
+/// One member or element to print inside an object or array.
+struct Item<'v> {
+    /// `"name": ` for an object member.
+    name: Option<String>,
+    value: &'v Value,
+    /// A set element: one leaf, whatever it holds.
+    leaf: bool,
+    step: PatternSegment,
+}
+
+/// Prints a value in the pretty layout, numbering leaves in the order [`Tree::build`]
+/// found them (both walk with [`classify`]).
+struct Printer<'r> {
+    rules: &'r KeyRules,
+    shape: Vec<PatternSegment>,
+    next_leaf: usize,
+    out: Vec<BlameLine>,
+}
+
+impl Printer<'_> {
+    /// Renders `value` after `prefix` on the current line, at indentation `indent`; the
+    /// caller appends a comma to the last line when needed.
+    fn render(&mut self, value: &Value, forced_leaf: bool, indent: &str, prefix: String) {
+        let kind = if forced_leaf {
+            Kind::Leaf
+        } else {
+            classify(value, self.rules, &self.shape)
+        };
+        let (open, close, items) = match kind {
+            Kind::Leaf => {
+                let leaf = Some(self.next_leaf);
+                self.next_leaf += 1;
+                let pretty = canon::to_pretty_string(value);
+                let mut lines = pretty.lines();
+                let first = lines.next().unwrap_or_default();
+                self.out.push(BlameLine {
+                    text: format!("{prefix}{first}"),
+                    leaf,
+                });
+                for line in lines {
+                    self.out.push(BlameLine {
+                        text: format!("{indent}{line}"),
+                        leaf,
+                    });
+                }
+                return;
+            }
+            Kind::Object(members) => (
+                "{",
+                "}",
+                members
+                    .into_iter()
+                    .map(|(k, v)| Item {
+                        name: Some(canon::to_canonical_string(&Value::String(k.clone()))),
+                        value: v,
+                        leaf: false,
+                        step: PatternSegment::Field(k.clone()),
+                    })
+                    .collect::<Vec<_>>(),
+            ),
+            Kind::Elements { items, leaves } => (
+                "[",
+                "]",
+                items
+                    .into_iter()
+                    .map(|(_, v)| Item {
+                        name: None,
+                        value: v,
+                        leaf: leaves,
+                        step: PatternSegment::AnyElement,
+                    })
+                    .collect(),
+            ),
+        };
+        self.out.push(BlameLine {
+            text: format!("{prefix}{open}"),
+            leaf: None,
+        });
+        let inner = format!("{indent}  ");
+        let n = items.len();
+        for (i, item) in items.into_iter().enumerate() {
+            let prefix = match item.name {
+                Some(name) => format!("{inner}{name}: "),
+                None => inner.clone(),
+            };
+            self.shape.push(item.step);
+            self.render(item.value, item.leaf, &inner, prefix);
+            self.shape.pop();
+            if let Some(last) = self.out.last_mut().filter(|_| i + 1 < n) {
+                last.text.push(',');
+            }
+        }
+        self.out.push(BlameLine {
+            text: format!("{indent}{close}"),
+            leaf: None,
+        });
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::rules::{Rule, RuleKind};
+    use serde_json::json;
+
+    fn rules() -> KeyRules {
+        let rule = |id, pattern: &str, kind| Rule {
+            id,
+            tx: 1,
+            pattern: crate::path::PathPattern::parse(pattern).unwrap(),
+            keys: None,
+            kind,
+        };
+        let rules = [
+            rule(1, "/items", RuleKind::ArrayKey(vec!["id".into()])),
+            rule(2, "/items[*]/tags", RuleKind::Set),
+        ];
+        KeyRules::for_key(rules.iter(), "k")
+    }
+
+    fn blame_of(value: Value, rules: KeyRules) -> Blame {
+        let mut blame = Blame {
+            key: "k".into(),
+            tx: None,
+            document: true,
+            path: DocPath::root(),
+            value: Some(value.clone()),
+            leaves: Vec::new(),
+            rows_read: 0,
+            rules,
+        };
+        blame.leaves = Tree::of(&value, &blame.rules, &DocPath::root()).1;
+        blame
+    }
+
+    #[test]
+    fn leaves_follow_the_rules() {
+        let doc = json!({
+            "vendor": "acme",
+            "empty": {},
+            "list": [3, 1, {"a": 1}],
+            "none": [],
+            "items": [
+                {"id": 1, "price": 2.5, "tags": ["heavy", "iron"]},
+                {"id": 2, "tags": []}
+            ]
+        });
+        let blame = blame_of(doc, rules());
+        let paths: Vec<String> = blame.leaves.iter().map(|l| l.path.to_string()).collect();
+        assert_eq!(
+            paths,
+            [
+                "/empty",
+                "/items[id=1]/id",
+                "/items[id=1]/price",
+                "/items[id=1]/tags[=\"heavy\"]",
+                "/items[id=1]/tags[=\"iron\"]",
+                "/items[id=2]/id",
+                "/items[id=2]/tags",
+                "/list",
+                "/none",
+                "/vendor",
+            ]
+        );
+    }
+
+    #[test]
+    fn lines_are_the_pretty_form() {
+        let docs = [
+            json!({"vendor": "acme", "empty": {}, "list": [3, 1, {"a": [1, {}]}], "none": [],
+                   "items": [{"id": 1, "price": 2.5, "tags": ["heavy", "iron"]},
+                             {"id": 2, "tags": [], "o": {"deep": {"x": null}}}]}),
+            json!("scalar"),
+            json!([1, 2]),
+            json!({}),
+            json!({"a": {"b": {"c": [true, false]}}}),
+        ];
+        for doc in docs {
+            let blame = blame_of(doc.clone(), rules());
+            let lines = blame.lines();
+            let text: Vec<&str> = lines.iter().map(|l| l.text.as_str()).collect();
+            assert_eq!(text.join("\n"), canon::to_pretty_string(&doc), "{doc}");
+            // Every leaf shows on at least one line, in order.
+            let mut shown: Vec<usize> = lines.iter().filter_map(|l| l.leaf).collect();
+            shown.dedup();
+            assert_eq!(shown, (0..blame.leaves.len()).collect::<Vec<_>>(), "{doc}");
+        }
+    }
+
+    #[test]
+    fn duplicate_keys_make_an_opaque_leaf() {
+        let doc = json!({"items": [{"id": 1}, {"id": 1}]});
+        let blame = blame_of(doc, rules());
+        assert_eq!(blame.leaves.len(), 1);
+        assert_eq!(blame.leaves[0].path.to_string(), "/items");
+    }
+}

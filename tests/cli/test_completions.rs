@@ -1,0 +1,37 @@
+//! `hist completions SHELL`.
+
+use crate::common::TestEnv;
+
+#[test]
+fn every_shell_gets_a_script_naming_every_command() {
+    let env = TestEnv::new(); // no repository needed
+    let markers = [
+        ("bash", "_hist()"),
+        ("zsh", "#compdef hist"),
+        ("fish", "complete -c hist"),
+        ("elvish", "edit:completion:arg-completer[hist]"),
+        ("powershell", "Register-ArgumentCompleter"),
+    ];
+    use clap::CommandFactory;
+    let cli = hist::cli::Cli::command();
+    for (shell, marker) in markers {
+        let out = env.run(&["completions", shell]);
+        let script = out.ok();
+        assert!(script.contains(marker), "{shell}: no {marker:?}");
+        for sub in cli.get_subcommands() {
+            assert!(
+                script.contains(sub.get_name()),
+                "{shell}: no {}",
+                sub.get_name()
+            );
+        }
+        assert!(script.contains("actor"), "{shell}");
+    }
+    let err = env.run(&["completions", "tcsh"]);
+    assert!(
+        err.fails(2)
+            .starts_with("hist: error: invalid value 'tcsh'"),
+        "{}",
+        err.stderr
+    );
+}
