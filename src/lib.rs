@@ -14,10 +14,13 @@ pub mod cli;
 pub mod diff;
 mod error;
 mod fsck;
+mod gc;
 pub mod model;
 pub mod path;
 mod read;
+mod rename;
 mod repo;
+pub mod retention;
 pub mod rules;
 mod sql;
 mod store;
@@ -25,9 +28,11 @@ pub mod time;
 
 pub use error::{Error, Result};
 pub use fsck::FsckReport;
+pub use gc::{Compaction, GcOutcome, GcPlan};
 pub use model::{Actor, Change, LoggedChange, Op, TxInfo};
 pub use path::DocPath;
-pub use read::{AsOf, Direction, HistoryEntry, LogEntry, LogFilter};
+pub use read::{AsOf, Direction, HistoryEntry, LogEntry, LogFilter, Moved};
+pub use rename::Rename;
 pub use repo::{
     CHECKPOINT_EVERY, CHECKPOINT_MIN_BYTES, Commit, HIST_DIR, PutOutcome, Repo, TxOptions, Txn,
 };

@@ -10,8 +10,11 @@
 //!   Order within a keyed array is not history: the canonical form orders elements by key.
 //! - `set PATTERN`: order never matters; elements are addressed as `[="red"]`.
 //! - every other array is one opaque value.
+//! - `retention PATTERN (--forever | --keep 90d [--then daily|hourly|drop])`: how long the
+//!   changes at or below PATTERN are kept in full detail (see [`crate::retention`]).
 
 use crate::path::{DocPath, PathPattern, PatternSegment};
+use crate::retention::{Retention, Then};
 use serde_json::{Value, json};
 use std::fmt;
 
@@ -22,6 +25,8 @@ pub enum RuleKind {
     ArrayKey(Vec<String>),
     /// Arrays at the pattern are sets.
     Set,
+    /// How long changes at or below the pattern are kept ([`crate::retention`]).
+    Retention(Retention),
 }
 
 impl RuleKind {
@@ -30,6 +35,7 @@ impl RuleKind {
         match self {
             RuleKind::ArrayKey(_) => "array-key",
             RuleKind::Set => "set",
+            RuleKind::Retention(_) => "retention",
         }
     }
 
@@ -38,6 +44,10 @@ impl RuleKind {
         match self {
             RuleKind::ArrayKey(fields) => json!({ "fields": fields }),
             RuleKind::Set => json!({}),
+            RuleKind::Retention(Retention::Forever) => json!({ "forever": true }),
+            RuleKind::Retention(Retention::Keep { seconds, then }) => {
+                json!({ "keep_seconds": seconds, "then": then.as_str() })
+            }
         }
     }
 
@@ -54,8 +64,21 @@ impl RuleKind {
                 (!fields.is_empty()).then_some(RuleKind::ArrayKey(fields))
             }
             "set" => Some(RuleKind::Set),
+            "retention" => {
+                if spec.get("forever").and_then(Value::as_bool) == Some(true) {
+                    return Some(RuleKind::Retention(Retention::Forever));
+                }
+                let seconds = spec.get("keep_seconds")?.as_i64().filter(|s| *s > 0)?;
+                let then = Then::parse(spec.get("then")?.as_str()?)?;
+                Some(RuleKind::Retention(Retention::Keep { seconds, then }))
+            }
             _ => None,
         }
+    }
+
+    /// True for the rule families that say how arrays are diffed (array keys and sets).
+    pub fn is_array_rule(&self) -> bool {
+        matches!(self, RuleKind::ArrayKey(_) | RuleKind::Set)
     }
 }
 
@@ -95,6 +118,7 @@ impl fmt::Display for Rule {
         match &self.kind {
             RuleKind::ArrayKey(fields) => write!(f, "array-key {pattern} {}", fields.join(","))?,
             RuleKind::Set => write!(f, "set {pattern}")?,
+            RuleKind::Retention(r) => write!(f, "retention {pattern} {r}")?,
         }
         if let Some(keys) = &self.keys {
             write!(f, " --keys {keys}")?;
@@ -137,7 +161,7 @@ impl KeyRules {
     pub fn for_key<'r>(rules: impl IntoIterator<Item = &'r Rule>, key: &str) -> Self {
         let arrays = rules
             .into_iter()
-            .filter(|r| r.applies_to_key(key))
+            .filter(|r| r.kind.is_array_rule() && r.applies_to_key(key))
             .map(|r| (r.pattern.segments().to_vec(), r.kind.clone()))
             .collect();
         Self { arrays }
@@ -158,7 +182,8 @@ impl KeyRules {
         {
             Some((_, RuleKind::ArrayKey(fields))) => ArrayMode::Keyed(fields),
             Some((_, RuleKind::Set)) => ArrayMode::Set,
-            None => ArrayMode::Opaque,
+            // Only array rules are collected by `for_key`.
+            _ => ArrayMode::Opaque,
         }
     }
 

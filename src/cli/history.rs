@@ -39,6 +39,13 @@ pub fn cmd_history(ui: &mut Ui, env: &Env, args: &HistoryArgs) -> Result<(), Cli
                 "change_path": e.change_path.to_string(),
             });
             if let Value::Object(map) = &mut obj {
+                if e.compacted {
+                    map.insert("compacted".into(), Value::Bool(true));
+                }
+                if let Some(m) = &e.moved {
+                    map.insert("from".into(), Value::String(m.from.to_string()));
+                    map.insert("to".into(), Value::String(m.to.to_string()));
+                }
                 if let Some(old) = &e.old {
                     map.insert("old".into(), old.clone());
                 }
@@ -48,9 +55,15 @@ pub fn cmd_history(ui: &mut Ui, env: &Env, args: &HistoryArgs) -> Result<(), Cli
             }
             ui.json(&obj)?;
         } else {
-            let what = match e.op {
-                crate::Op::Add => format!("+ {}", one_line(e.new.as_ref())),
-                crate::Op::Remove => format!("- {}", one_line(e.old.as_ref())),
+            let what = match (e.op, &e.moved) {
+                (crate::Op::Move, Some(m)) if m.to == e.path => {
+                    format!("> renamed from {} ({})", m.from, one_line(e.new.as_ref()))
+                }
+                (crate::Op::Move, Some(m)) => {
+                    format!("> renamed to {} ({})", m.to, one_line(e.old.as_ref()))
+                }
+                (crate::Op::Add, _) => format!("+ {}", one_line(e.new.as_ref())),
+                (crate::Op::Remove, _) => format!("- {}", one_line(e.old.as_ref())),
                 _ => format!(
                     "~ {} -> {}",
                     one_line(e.old.as_ref()),
@@ -62,8 +75,14 @@ pub fn cmd_history(ui: &mut Ui, env: &Env, args: &HistoryArgs) -> Result<(), Cli
                     .as_ref()
                     .map(|r| format!("  ({r})"))
                     .unwrap_or_default();
+            let path = if e.path == path {
+                String::new()
+            } else {
+                format!("{}  ", e.path)
+            };
+            let compacted = if e.compacted { "  [compacted]" } else { "" };
             ui.line(format!(
-                "tx {}  {}  {}  {what}{reason}",
+                "tx {}  {}  {}  {path}{what}{reason}{compacted}",
                 e.tx.id,
                 show_time(e.tx.at),
                 e.tx.actor

@@ -10,11 +10,13 @@ mod ui;
 mod canon;
 mod diff;
 mod fsck;
+mod gc;
 mod history;
 mod import;
 mod ingest;
 mod init;
 mod log;
+mod mv;
 mod rules;
 mod show;
 mod sql;
@@ -74,8 +76,12 @@ pub enum Command {
     Diff(diff::DiffArgs),
     /// Run a read-only SQL query over the change log.
     Sql(sql::SqlArgs),
-    /// List or declare rules: array keys, sets.
+    /// List or declare rules: array keys, sets, retention.
     Rules(rules::RulesArgs),
+    /// Rename a field in every matching document; later writes use the new name.
+    Mv(mv::MvArgs),
+    /// Apply retention rules, drop unreferenced objects and reclaim space.
+    Gc(gc::GcArgs),
     /// Verify the log, current state, checkpoints and objects.
     Fsck(fsck::FsckArgs),
     /// Print a JSON document's canonical form, or its hash.
@@ -202,6 +208,8 @@ fn dispatch(ui: &mut Ui, env: &Env, command: Command) -> Result<(), CliError> {
         Command::Diff(args) => diff::cmd_diff(ui, env, &args),
         Command::Sql(args) => sql::cmd_sql(ui, env, &args),
         Command::Rules(args) => rules::cmd_rules(ui, env, &args),
+        Command::Mv(args) => mv::cmd_mv(ui, env, &args),
+        Command::Gc(args) => gc::cmd_gc(ui, env, &args),
         Command::Fsck(args) => fsck::cmd_fsck(ui, env, &args),
         Command::Canon(args) => canon::cmd_canon(ui, env, &args),
     }

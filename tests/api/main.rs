@@ -1,4 +1,5 @@
 //! Library API tests.
 #![allow(clippy::unwrap_used)]
 
+mod gc;
 mod path;
