@@ -546,60 +546,19 @@ fn rewrite_key(conn: &Connection, objects: &Objects, kp: &KeyPlan) -> Result<Che
         }
     }
     conn.execute("DELETE FROM checkpoint WHERE key = ?1", [key])?;
-    let mut stats = CheckpointStats::default();
-    let mut insert = conn
-        .prepare_cached("INSERT INTO checkpoint (key, seq, tx, object) VALUES (?1, ?2, ?3, ?4)")?;
-    let mut doc: Option<Value> = None;
-    let (mut count, mut bytes, mut ckpt_seq) = (0i64, 0i64, 0i64);
-    let mut last: Option<(i64, i64)> = None;
-    // Decides about a checkpoint right after (seq, tx), the end of a transaction's changes
-    // (or a place an old checkpoint was, which is kept when it still matches).
-    let mut settle = |doc: &Option<Value>,
-                      seq: i64,
-                      tx: i64,
-                      tx_end: bool,
-                      count: &mut i64,
-                      bytes: &mut i64,
-                      ckpt_seq: &mut i64|
-     -> Result<()> {
-        if let Some(obj) = survivors.get(&seq) {
-            let same = match (obj, doc) {
-                (Some(hex), Some(d)) => canon::hash(d).to_hex() == *hex,
-                (None, None) => true,
-                _ => false,
-            };
-            if same {
-                insert.execute(params![key, seq, tx, obj])?;
-                (*count, *bytes, *ckpt_seq) = (0, 0, seq);
-                return Ok(());
-            }
-        }
-        if !tx_end {
-            return Ok(());
-        }
-        let due = *count >= CHECKPOINT_EVERY
-            || (*bytes > CHECKPOINT_MIN_BYTES && {
-                let len = doc
-                    .as_ref()
-                    .map_or(0, |d| canon::to_canonical_string(d).len());
-                *bytes > i64::try_from(len).unwrap_or(i64::MAX)
-            });
-        if due {
-            let object = match doc {
-                Some(d) => Some(
-                    objects
-                        .put(canon::to_canonical_string(d).as_bytes())
-                        .map_err(Error::io(objects.dir()))?
-                        .to_hex(),
-                ),
-                None => None,
-            };
-            insert.execute(params![key, seq, tx, object])?;
-            stats.written += 1;
-            (*count, *bytes, *ckpt_seq) = (0, 0, seq);
-        }
-        Ok(())
+    let mut rebuild = Rebuild {
+        conn,
+        objects,
+        key,
+        survivors,
+        count: 0,
+        bytes: 0,
+        ckpt_seq: 0,
+        written: 0,
+        kept: 0,
     };
+    let mut doc: Option<Value> = None;
+    let mut last: Option<(i64, i64)> = None;
     let mut stmt = conn.prepare_cached(
         "SELECT seq, tx, path, op, old, new, old_obj, new_obj FROM change_log
          WHERE key = ?1 ORDER BY seq",
@@ -608,15 +567,7 @@ fn rewrite_key(conn: &Connection, objects: &Objects, kp: &KeyPlan) -> Result<Che
     while let Some(r) = rows.next()? {
         let (seq, tx): (i64, i64) = (r.get(0)?, r.get(1)?);
         if let Some((pseq, ptx)) = last {
-            settle(
-                &doc,
-                pseq,
-                ptx,
-                ptx != tx,
-                &mut count,
-                &mut bytes,
-                &mut ckpt_seq,
-            )?;
+            rebuild.settle(doc.as_ref(), pseq, ptx, ptx != tx)?;
         }
         let (old, new): (Option<String>, Option<String>) = (r.get(4)?, r.get(5)?);
         let change = change_from_row(
@@ -627,23 +578,19 @@ fn rewrite_key(conn: &Connection, objects: &Objects, kp: &KeyPlan) -> Result<Che
             (new.clone(), r.get(7)?),
         )?;
         diff::apply(&mut doc, &change).map_err(|e| replay_error(key, &e))?;
-        count += 1;
-        bytes += value_len(old.as_deref(), change.old.as_ref())
+        rebuild.count += 1;
+        rebuild.bytes += value_len(old.as_deref(), change.old.as_ref())
             + value_len(new.as_deref(), change.new.as_ref());
         last = Some((seq, tx));
     }
     drop(rows);
     if let Some((seq, tx)) = last {
-        settle(&doc, seq, tx, true, &mut count, &mut bytes, &mut ckpt_seq)?;
+        rebuild.settle(doc.as_ref(), seq, tx, true)?;
     }
-    drop(settle);
-    let kept_old = old_checkpoints.len();
-    let now: usize = conn.query_row(
-        "SELECT count(*) FROM checkpoint WHERE key = ?1",
-        [key],
-        |r| r.get::<_, i64>(0).map(|n| usize::try_from(n).unwrap_or(0)),
-    )?;
-    stats.dropped = kept_old.saturating_sub(now - stats.written);
+    let stats = CheckpointStats {
+        written: rebuild.written,
+        dropped: old_checkpoints.len().saturating_sub(rebuild.kept),
+    };
     let (current, hash): (Option<String>, Option<Vec<u8>>) =
         conn.query_row("SELECT doc, hash FROM doc WHERE key = ?1", [key], |r| {
             Ok((r.get(0)?, r.get(1)?))
@@ -654,13 +601,12 @@ fn rewrite_key(conn: &Connection, objects: &Objects, kp: &KeyPlan) -> Result<Che
             "{key}: the compacted log does not replay to the current document; gc changed nothing"
         )));
     }
-    let seq = last.map_or(0, |(s, _)| s);
     match last {
-        Some((_, tx)) => {
+        Some((seq, tx)) => {
             conn.execute(
                 "UPDATE doc SET seq = ?2, tx = ?3, ckpt_seq = ?4, ckpt_count = ?5,
                      ckpt_bytes = ?6 WHERE key = ?1",
-                params![key, seq, tx, ckpt_seq, count, bytes],
+                params![key, seq, tx, rebuild.ckpt_seq, rebuild.count, rebuild.bytes],
             )?;
         }
         None => {
@@ -668,6 +614,70 @@ fn rewrite_key(conn: &Connection, objects: &Objects, kp: &KeyPlan) -> Result<Che
         }
     }
     Ok(stats)
+}
+
+/// Rebuilds one key's checkpoints while its rewritten log is replayed: an old checkpoint
+/// is kept where its version survived and still matches; elsewhere a new one is written by
+/// the same policy as a commit's (every [`CHECKPOINT_EVERY`] changes, or when the changes
+/// since the last one outweigh the document).
+struct Rebuild<'a> {
+    conn: &'a Connection,
+    objects: &'a Objects,
+    key: &'a str,
+    /// Old checkpoints by their new version number.
+    survivors: HashMap<i64, Option<String>>,
+    count: i64,
+    bytes: i64,
+    ckpt_seq: i64,
+    written: usize,
+    kept: usize,
+}
+
+impl Rebuild<'_> {
+    /// Decides about a checkpoint right after version `seq` (of transaction `tx`;
+    /// `tx_end`: the last change of that transaction to this key), `doc` being the document
+    /// then.
+    fn settle(&mut self, doc: Option<&Value>, seq: i64, tx: i64, tx_end: bool) -> Result<()> {
+        let mut insert = self.conn.prepare_cached(
+            "INSERT INTO checkpoint (key, seq, tx, object) VALUES (?1, ?2, ?3, ?4)",
+        )?;
+        if let Some(obj) = self.survivors.get(&seq) {
+            let same = match (obj, doc) {
+                (Some(hex), Some(d)) => canon::hash(d).to_hex() == *hex,
+                (None, None) => true,
+                _ => false,
+            };
+            if same {
+                insert.execute(params![self.key, seq, tx, obj])?;
+                self.kept += 1;
+                (self.count, self.bytes, self.ckpt_seq) = (0, 0, seq);
+                return Ok(());
+            }
+        }
+        if !tx_end {
+            return Ok(());
+        }
+        let due = self.count >= CHECKPOINT_EVERY
+            || (self.bytes > CHECKPOINT_MIN_BYTES && {
+                let len = doc.map_or(0, |d| canon::to_canonical_string(d).len());
+                self.bytes > i64::try_from(len).unwrap_or(i64::MAX)
+            });
+        if due {
+            let object = match doc {
+                Some(d) => Some(
+                    self.objects
+                        .put(canon::to_canonical_string(d).as_bytes())
+                        .map_err(Error::io(self.objects.dir()))?
+                        .to_hex(),
+                ),
+                None => None,
+            };
+            insert.execute(params![self.key, seq, tx, object])?;
+            self.written += 1;
+            (self.count, self.bytes, self.ckpt_seq) = (0, 0, seq);
+        }
+        Ok(())
+    }
 }
 
 /// The stored length of a value: its canonical text (inline), or of the object's value.

@@ -271,11 +271,14 @@ impl Repo {
             .current(key)?
             .and_then(|d| diff::get(&d, q.segments()).cloned());
         let mut newest_first = Vec::new();
-        for m in self.moves(key)? {
+        let moves = self.moves(key)?;
+        let with_moves = !moves.is_empty();
+        for m in moves {
             let Some(rest) = q.strip_prefix(&m.to).map(<[_]>::to_vec) else {
                 continue;
             };
-            let (entries, moved) = self.history_between(key, &q, m.seq, upto, after)?;
+            let (entries, moved) =
+                self.history_between(key, &q, (m.seq, upto), after, with_moves)?;
             newest_first.extend(entries);
             let mut before = m.from.segments().to_vec();
             before.extend(rest);
@@ -302,7 +305,7 @@ impl Repo {
             upto = m.seq - 1;
             after = moved;
         }
-        let (entries, _) = self.history_between(key, &q, 0, upto, after)?;
+        let (entries, _) = self.history_between(key, &q, (0, upto), after, with_moves)?;
         newest_first.extend(entries);
         newest_first.reverse();
         let spans = self.compactions(key)?;
@@ -319,22 +322,24 @@ impl Repo {
 
     /// The history of `path` among the changes `after_seq < seq <= upto`, newest first,
     /// given the value at `path` right after `upto` (`after`). Also returns the value at
-    /// `path` right after `after_seq`.
+    /// `path` right after `after_seq`. `with_moves`: the key's log has renames.
     fn history_between(
         &self,
         key: &str,
         path: &DocPath,
-        after_seq: i64,
-        upto: i64,
+        (after_seq, upto): (i64, i64),
         mut after: Option<Value>,
+        with_moves: bool,
     ) -> Result<(Vec<HistoryEntry>, Option<Value>)> {
         let ancestors: Vec<String> = path.ancestors().iter().map(ToString::to_string).collect();
-        // Moves are selected whatever their path: one may have moved the value away.
+        // With renames, moves are selected whatever their path: one may have moved the
+        // value away. Without, the query stays on the (key, path) index.
+        let moves = if with_moves { "OR c.op = 'move'" } else { "" };
         let sql = format!(
             "SELECT c.path, c.op, c.old, c.new, c.old_obj, c.new_obj,
                     t.id, t.at, t.actor, t.reason, t.kind
              FROM change_log c JOIN tx t ON t.id = c.tx
-             WHERE c.key = ?1 AND ({PATH_MATCH} OR c.op = 'move') AND c.seq > ?4 AND c.seq <= ?5
+             WHERE c.key = ?1 AND ({PATH_MATCH} {moves}) AND c.seq > ?4 AND c.seq <= ?5
              ORDER BY c.seq DESC"
         );
         let mut stmt = self.conn.prepare_cached(&sql)?;

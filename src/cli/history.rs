@@ -89,6 +89,11 @@ pub fn cmd_history(ui: &mut Ui, env: &Env, args: &HistoryArgs) -> Result<(), Cli
             ))?;
         }
     }
+    if entries.iter().any(|e| e.compacted) && !args.output.json {
+        ui.note(
+            "note: entries marked [compacted] stand for several changes that gc compacted (the first old value, the last new value)",
+        );
+    }
     if entries.is_empty() && !args.output.json {
         ui.note(format!(
             "no changes to {} in {}",

@@ -3,3 +3,4 @@
 
 mod gc;
 mod path;
+mod rename;

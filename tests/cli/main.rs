@@ -5,6 +5,8 @@
 mod common;
 
 mod test_foundation;
+mod test_gc;
+mod test_mv;
 
 #[test]
 fn no_forgotten_test_files() {
