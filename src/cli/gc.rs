@@ -66,13 +66,14 @@ pub fn cmd_gc(ui: &mut Ui, env: &Env, args: &GcArgs) -> Result<(), CliError> {
         ))?,
         None => ui.line("nothing to compact")?,
     }
+    // What was freed depends on the file system: chatter, on stderr.
     if outcome.checkpoints_written + outcome.checkpoints_dropped > 0 {
-        ui.line(format!(
+        ui.note(format!(
             "checkpoints: {} dropped, {} written",
             outcome.checkpoints_dropped, outcome.checkpoints_written
-        ))?;
+        ));
     }
-    ui.line(format!(
+    ui.note(format!(
         "freed {}: database {} -> {}, {} object{} and {} temporary file{} removed",
         size(
             outcome
@@ -86,7 +87,8 @@ pub fn cmd_gc(ui: &mut Ui, env: &Env, args: &GcArgs) -> Result<(), CliError> {
         plural(outcome.objects_removed),
         outcome.temp_files_removed,
         plural(outcome.temp_files_removed),
-    ))
+    ));
+    Ok(())
 }
 
 fn print_plan(ui: &mut Ui, plan: &[Compaction], output: OutputOpts) -> Result<(), CliError> {

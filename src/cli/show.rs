@@ -74,10 +74,14 @@ fn note_compacted(ui: &mut Ui, key: &str, path: Option<&DocPath>, spans: &[crate
         crate::retention::Then::Hourly => "one change per hour",
         crate::retention::Then::Drop => "the net effect only",
     };
+    let (from, to) = (first.first_at.date(), first.last_at.date());
+    let span = if from == to {
+        format!("on {from}")
+    } else {
+        format!("from {from} to {to}")
+    };
     ui.note(format!(
-        "note: this read of {key} falls in history compacted by gc: {}{more} kept {mode} from {} to {}; the values shown there are the compacted ones",
-        first.path,
-        first.first_at.date(),
-        first.last_at.date()
+        "note: this read of {key} falls in history compacted by gc: {}{more} kept {mode} {span}; the values shown there are the compacted ones",
+        first.path
     ));
 }
