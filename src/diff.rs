@@ -49,6 +49,9 @@ pub enum ApplyError {
     /// A set element was written with a value other than itself.
     #[error("the set element {0} can only hold its own value")]
     SetValue(String),
+    /// A `move` change whose `old` is not a path (as a JSON string).
+    #[error("the move to {0} does not name the path it moved from")]
+    BadMove(String),
 }
 
 /// A JSON type name, for messages.
@@ -402,6 +405,9 @@ fn step_mut<'a>(
 /// empty, `remove` and `replace` require a value there; elements added to keyed arrays and
 /// sets go to their canonical position.
 pub fn apply(doc: &mut Option<Value>, change: &Change) -> Result<(), ApplyError> {
+    if change.op == Op::Move {
+        return apply_move(doc, change);
+    }
     let segs = change.path.segments();
     let Some((last, parents)) = segs.split_last() else {
         match (change.op, doc.is_some()) {
@@ -468,6 +474,41 @@ pub fn apply(doc: &mut Option<Value>, change: &Change) -> Result<(), ApplyError>
             found,
         }),
     }
+}
+
+/// The path a `move` change moved its value from (its `old`, a path as a JSON string).
+pub fn move_source(change: &Change) -> Result<DocPath, ApplyError> {
+    change
+        .old
+        .as_ref()
+        .and_then(Value::as_str)
+        .and_then(|text| DocPath::parse(text).ok())
+        .ok_or_else(|| ApplyError::BadMove(change.path.to_string()))
+}
+
+/// Replays a recorded rename: the value at the source path is removed there and added at
+/// the change's path (which must be empty, its parent present).
+fn apply_move(doc: &mut Option<Value>, change: &Change) -> Result<(), ApplyError> {
+    let from = move_source(change)?;
+    let value = doc
+        .as_ref()
+        .and_then(|d| get(d, from.segments()))
+        .cloned()
+        .ok_or_else(|| ApplyError::Missing(describe(from.segments())))?;
+    let remove = Change {
+        path: from,
+        op: Op::Remove,
+        old: Some(value.clone()),
+        new: None,
+    };
+    apply(doc, &remove)?;
+    let add = Change {
+        path: change.path.clone(),
+        op: Op::Add,
+        old: None,
+        new: Some(value),
+    };
+    apply(doc, &add)
 }
 
 fn apply_element(
@@ -618,66 +659,23 @@ fn pointer_escape(name: &str) -> String {
 
 /// Turns changes into an RFC 6902 patch with positional JSON Pointers, valid against
 /// `start` (the document the changes apply to) when the operations are applied in order.
+/// A recorded rename becomes an RFC 6902 `move`.
 pub fn to_json_patch(start: Option<&Value>, changes: &[Change]) -> Result<Vec<Value>, ApplyError> {
     let mut doc = start.cloned();
     let mut out = Vec::with_capacity(changes.len());
     for change in changes {
-        let mut pointer = String::new();
-        let segs = change.path.segments();
-        let mut cur = doc.as_ref();
-        for (i, seg) in segs.iter().enumerate() {
-            let is_last = i + 1 == segs.len();
-            let here = cur.ok_or_else(|| ApplyError::Missing(describe(&segs[..i])))?;
-            match (seg, here) {
-                (Segment::Field(name), _) => {
-                    pointer.push('/');
-                    pointer.push_str(&pointer_escape(name));
-                    cur = here.get(name);
-                }
-                (Segment::Keyed(_) | Segment::Member(_), Value::Array(items)) => {
-                    let pos = items.iter().position(|e| match seg {
-                        Segment::Keyed(key) => key_matches(e, key),
-                        Segment::Member(m) => e == m,
-                        Segment::Field(_) => false,
-                    });
-                    let idx = match (pos, is_last && change.op == Op::Add) {
-                        (Some(p), false) => p,
-                        (None, true) => {
-                            let target = match seg {
-                                Segment::Keyed(key) => key_sort_text(key),
-                                Segment::Member(m) => canon::to_canonical_string(m),
-                                Segment::Field(_) => String::new(),
-                            };
-                            items.partition_point(|e| match seg {
-                                Segment::Keyed(key) => {
-                                    let fields: Vec<String> =
-                                        key.iter().map(|(f, _)| f.clone()).collect();
-                                    keyed_sort_text(e, &fields) < target
-                                }
-                                _ => canon::to_canonical_string(e) < target,
-                            })
-                        }
-                        (Some(_), true) => return Err(ApplyError::Exists(describe(&segs[..=i]))),
-                        (None, false) => return Err(ApplyError::Missing(describe(&segs[..=i]))),
-                    };
-                    pointer.push('/');
-                    pointer.push_str(&idx.to_string());
-                    cur = items.get(idx);
-                }
-                (_, other) => {
-                    return Err(ApplyError::WrongType {
-                        path: describe(&segs[..i]),
-                        expected: "an array",
-                        found: type_name(other),
-                    });
-                }
-            }
-        }
+        let pointer = json_pointer(doc.as_ref(), change.path.segments(), change.op)?;
         let mut op = Map::new();
         let (name, value) = match change.op {
             Op::Add => ("add", change.new.clone()),
             Op::Remove => ("remove", None),
-            Op::Replace | Op::Move => ("replace", change.new.clone()),
+            Op::Replace => ("replace", change.new.clone()),
+            Op::Move => {
+                let from = move_source(change)?;
+                let from = json_pointer(doc.as_ref(), from.segments(), Op::Remove)?;
+                op.insert("from".into(), Value::String(from));
+                ("move", None)
+            }
         };
         op.insert("op".into(), Value::String(name.into()));
         op.insert("path".into(), Value::String(pointer));
@@ -688,4 +686,60 @@ pub fn to_json_patch(start: Option<&Value>, changes: &[Change]) -> Result<Vec<Va
         apply(&mut doc, change)?;
     }
     Ok(out)
+}
+
+/// The positional JSON Pointer of `segs` in `doc`, for an operation `op` there (an `add`
+/// or a `move` may name an element or member that does not exist yet).
+fn json_pointer(doc: Option<&Value>, segs: &[Segment], op: Op) -> Result<String, ApplyError> {
+    let mut pointer = String::new();
+    let mut cur = doc;
+    for (i, seg) in segs.iter().enumerate() {
+        let is_last = i + 1 == segs.len();
+        let here = cur.ok_or_else(|| ApplyError::Missing(describe(&segs[..i])))?;
+        match (seg, here) {
+            (Segment::Field(name), _) => {
+                pointer.push('/');
+                pointer.push_str(&pointer_escape(name));
+                cur = here.get(name);
+            }
+            (Segment::Keyed(_) | Segment::Member(_), Value::Array(items)) => {
+                let pos = items.iter().position(|e| match seg {
+                    Segment::Keyed(key) => key_matches(e, key),
+                    Segment::Member(m) => e == m,
+                    Segment::Field(_) => false,
+                });
+                let idx = match (pos, is_last && matches!(op, Op::Add | Op::Move)) {
+                    (Some(p), false) => p,
+                    (None, true) => {
+                        let target = match seg {
+                            Segment::Keyed(key) => key_sort_text(key),
+                            Segment::Member(m) => canon::to_canonical_string(m),
+                            Segment::Field(_) => String::new(),
+                        };
+                        items.partition_point(|e| match seg {
+                            Segment::Keyed(key) => {
+                                let fields: Vec<String> =
+                                    key.iter().map(|(f, _)| f.clone()).collect();
+                                keyed_sort_text(e, &fields) < target
+                            }
+                            _ => canon::to_canonical_string(e) < target,
+                        })
+                    }
+                    (Some(_), true) => return Err(ApplyError::Exists(describe(&segs[..=i]))),
+                    (None, false) => return Err(ApplyError::Missing(describe(&segs[..=i]))),
+                };
+                pointer.push('/');
+                pointer.push_str(&idx.to_string());
+                cur = items.get(idx);
+            }
+            (_, other) => {
+                return Err(ApplyError::WrongType {
+                    path: describe(&segs[..i]),
+                    expected: "an array",
+                    found: type_name(other),
+                });
+            }
+        }
+    }
+    Ok(pointer)
 }

@@ -77,6 +77,9 @@ pub enum Error {
     /// A rule that cannot be declared or removed.
     #[error("{0}")]
     Rule(String),
+    /// A rename (`hist mv`) that cannot be recorded.
+    #[error("{0}")]
+    Rename(String),
     /// A query refused by `hist sql`.
     #[error("{0}")]
     Query(String),

@@ -79,6 +79,34 @@ pub(crate) fn tx_hash(conn: &Connection, id: i64) -> Result<[u8; 32]> {
         let subject: String = r.get(0)?;
         feed(&mut h, Some(subject.as_bytes()));
     }
+    // Renames and compaction records (schema 3) are part of the transaction that made them;
+    // a transaction without any feeds nothing here, so older hashes are unchanged.
+    let mut stmt =
+        conn.prepare_cached("SELECT keys, src, dst FROM rename WHERE tx = ?1 ORDER BY id")?;
+    let mut rows = stmt.query([id])?;
+    while let Some(r) = rows.next()? {
+        h.update(b"m");
+        for i in 0..3 {
+            let v: String = r.get(i)?;
+            feed(&mut h, Some(v.as_bytes()));
+        }
+    }
+    let mut stmt = conn.prepare_cached(
+        "SELECT key, path, mode, first_at, last_at, rule, replaced, kept, first_tx, last_tx
+         FROM compaction WHERE tx = ?1 ORDER BY id",
+    )?;
+    let mut rows = stmt.query([id])?;
+    while let Some(r) = rows.next()? {
+        h.update(b"k");
+        for i in 0..5 {
+            let v: String = r.get(i)?;
+            feed(&mut h, Some(v.as_bytes()));
+        }
+        for i in 5..10 {
+            let v: i64 = r.get(i)?;
+            h.update(&v.to_le_bytes());
+        }
+    }
     Ok(*h.finalize().as_bytes())
 }
 

@@ -16,10 +16,13 @@ pub mod diff;
 mod error;
 mod export;
 mod fsck;
+mod gc;
 pub mod model;
 pub mod path;
 mod read;
+mod rename;
 mod repo;
+pub mod retention;
 pub mod rules;
 pub mod shred;
 mod sql;
@@ -30,9 +33,11 @@ pub use blame::{Blame, BlameLeaf, BlameLine, Setter};
 pub use error::{Error, Result};
 pub use export::ExportFilter;
 pub use fsck::FsckReport;
+pub use gc::{Compaction, GcOutcome, GcPlan};
 pub use model::{Actor, Change, LoggedChange, Op, TxInfo};
 pub use path::DocPath;
-pub use read::{AsOf, Direction, HistoryEntry, LogEntry, LogFilter};
+pub use read::{AsOf, Direction, HistoryEntry, LogEntry, LogFilter, Moved};
+pub use rename::Rename;
 pub use repo::{
     CHECKPOINT_EVERY, CHECKPOINT_MIN_BYTES, Commit, HIST_DIR, PutOutcome, Repo, TxOptions, Txn,
     checkpoint_span,

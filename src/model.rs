@@ -80,7 +80,8 @@ pub enum Op {
     Remove,
     /// A value was replaced (both present).
     Replace,
-    /// A recorded rename: the value moved from `old` (a path, as a JSON string) to this path.
+    /// A recorded rename: the value moved from `old` (a path, as a JSON string) to this
+    /// path; `new` is the value that moved.
     Move,
 }
 
@@ -139,6 +140,21 @@ pub struct Change {
 impl Change {
     /// The change that undoes this one.
     pub fn inverse(&self) -> Change {
+        // A move from `old` (a path, as a JSON string) to `path` is undone by the move back.
+        if self.op == Op::Move
+            && let Some(from) = self
+                .old
+                .as_ref()
+                .and_then(Value::as_str)
+                .and_then(|t| DocPath::parse(t).ok())
+        {
+            return Change {
+                path: from,
+                op: Op::Move,
+                old: Some(Value::String(self.path.to_string())),
+                new: self.new.clone(),
+            };
+        }
         let op = match self.op {
             Op::Add => Op::Remove,
             Op::Remove => Op::Add,

@@ -9,6 +9,7 @@
 use crate::canon::ObjectId;
 use crate::diff;
 use crate::error::{Error, Result};
+use crate::gc::Compaction;
 use crate::model::{Change, LoggedChange, Op, TxInfo};
 use crate::path::DocPath;
 use crate::repo::{Repo, change_from_row, tx_from_row};
@@ -27,6 +28,10 @@ pub struct AsOf {
     pub replayed: usize,
     /// Which way it read.
     pub direction: Direction,
+    /// The spans compacted by `gc` that this read falls into (empty: the read is exact).
+    /// Inside one, the values at its path are the compacted ones, not necessarily those in
+    /// force at that moment.
+    pub compacted: Vec<Compaction>,
 }
 
 /// Which way an as-of read reconstructed the document.
@@ -53,6 +58,22 @@ pub struct HistoryEntry {
     pub old: Option<Value>,
     /// The value at `path` after.
     pub new: Option<Value>,
+    /// True when the change lies in a span compacted by `gc`: it stands for several
+    /// changes (one per day, hour, or the whole span), with their first `old` and last `new`.
+    pub compacted: bool,
+    /// For a recorded rename (`op` is `move`): where the value was and where it went.
+    /// `path` is where it is after the move (or, when it moved away from the path asked
+    /// about, where it was, and `new` is absent).
+    pub moved: Option<Moved>,
+}
+
+/// A rename as history shows it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Moved {
+    /// The path before the rename.
+    pub from: DocPath,
+    /// The path after it.
+    pub to: DocPath,
 }
 
 /// Which transactions `log` lists.
@@ -118,6 +139,7 @@ impl Repo {
                 tx: None,
                 replayed: 0,
                 direction: Direction::Forward,
+                compacted: Vec::new(),
             }),
         }
     }
@@ -133,10 +155,15 @@ impl Repo {
     pub fn as_of_tx_via(&self, key: &str, bound: i64, via: Option<Direction>) -> Result<AsOf> {
         let mut found = self.as_of_tx_stored(key, bound, via)?;
         found.doc = self.unseal_doc(found.doc)?;
+        found.compacted = self
+            .compactions(key)?
+            .into_iter()
+            .filter(|c| c.covers_tx(bound))
+            .collect();
         Ok(found)
     }
 
-    /// [`Repo::as_of_tx_via`] as stored: personal values sealed.
+    /// [`Repo::as_of_tx_via`] as stored: personal values sealed, no compaction flags.
     pub(crate) fn as_of_tx_stored(
         &self,
         key: &str,
@@ -148,6 +175,7 @@ impl Repo {
             tx: Some(bound),
             replayed: 0,
             direction,
+            compacted: Vec::new(),
         };
         let row: Option<(Option<String>, i64)> = self
             .conn
@@ -198,6 +226,7 @@ impl Repo {
                 tx: Some(bound),
                 replayed: changes.len(),
                 direction: Direction::Backward,
+                compacted: Vec::new(),
             })
         } else {
             let mut doc = match ckpt_obj {
@@ -217,6 +246,7 @@ impl Repo {
                 tx: Some(bound),
                 replayed: changes.len(),
                 direction: Direction::Forward,
+                compacted: Vec::new(),
             })
         }
     }
@@ -248,26 +278,174 @@ impl Repo {
 
     /// Every change that altered the value at `path` in `key`, oldest first, with `old`
     /// and `new` projected onto `path` (writes to ancestors and descendants included).
+    ///
+    /// Renames are followed back: for `/tier`, renamed from `/plan`, the changes to `/plan`
+    /// before the rename come first (with `path` `/plan`), then the move, then the changes
+    /// to `/tier`. Chains (a → b → c) and renamed parents (`/billing` → `/account/billing`
+    /// for `/account/billing/plan`) are followed the same way. Entries in a span compacted
+    /// by `gc` are flagged.
     pub fn history(&self, key: &str, path: &DocPath) -> Result<Vec<HistoryEntry>> {
+        // Walk back from now. Each rename that moved the value now at `q` (a move at `q`
+        // or at an ancestor of it) ends a segment: older changes are looked up at the path
+        // the value had before the rename.
+        let mut q = path.clone();
+        let mut upto = i64::MAX;
+        let mut after = self
+            .current_stored(key)?
+            .and_then(|d| diff::get(&d, q.segments()).cloned());
+        let mut newest_first = Vec::new();
+        let moves = self.moves(key)?;
+        let with_moves = !moves.is_empty();
+        for m in moves {
+            let Some(rest) = q.strip_prefix(&m.to).map(<[_]>::to_vec) else {
+                continue;
+            };
+            let (entries, moved) =
+                self.history_between(key, &q, (m.seq, upto), after, with_moves)?;
+            newest_first.extend(entries);
+            let mut before = m.from.segments().to_vec();
+            before.extend(rest);
+            let before = DocPath::from_segments(before);
+            if moved.is_some() {
+                let tx = self
+                    .tx(m.tx)?
+                    .ok_or_else(|| Error::Corrupt(format!("{key}: no transaction {}", m.tx)))?;
+                newest_first.push(HistoryEntry {
+                    tx,
+                    path: q.clone(),
+                    change_path: m.to.clone(),
+                    op: Op::Move,
+                    old: moved.clone(),
+                    new: moved.clone(),
+                    compacted: false,
+                    moved: Some(Moved {
+                        from: before.clone(),
+                        to: q.clone(),
+                    }),
+                });
+            }
+            q = before;
+            upto = m.seq - 1;
+            after = moved;
+        }
+        let (entries, _) = self.history_between(key, &q, (0, upto), after, with_moves)?;
+        newest_first.extend(entries);
+        newest_first.reverse();
+        let spans = self.compactions(key)?;
+        for e in &mut newest_first {
+            e.compacted = e.moved.is_none()
+                && spans.iter().any(|c| {
+                    c.first_tx <= e.tx.id
+                        && e.tx.id <= c.last_tx
+                        && e.change_path.starts_with(&c.path)
+                });
+            e.old = self.unseal_doc(e.old.take())?;
+            e.new = self.unseal_doc(e.new.take())?;
+        }
+        Ok(newest_first)
+    }
+
+    /// The history of `path` among the changes `after_seq < seq <= upto`, newest first,
+    /// given the value at `path` right after `upto` (`after`). Also returns the value at
+    /// `path` right after `after_seq`. `with_moves`: the key's log has renames.
+    fn history_between(
+        &self,
+        key: &str,
+        path: &DocPath,
+        (after_seq, upto): (i64, i64),
+        mut after: Option<Value>,
+        with_moves: bool,
+    ) -> Result<(Vec<HistoryEntry>, Option<Value>)> {
         let ancestors: Vec<String> = path.ancestors().iter().map(ToString::to_string).collect();
+        // With renames, moves are selected whatever their path: one may have moved the
+        // value away. Without, the query stays on the (key, path) index.
+        let moves = if with_moves { "OR c.op = 'move'" } else { "" };
         let sql = format!(
             "SELECT c.path, c.op, c.old, c.new, c.old_obj, c.new_obj,
                     t.id, t.at, t.actor, t.reason, t.kind
              FROM change_log c JOIN tx t ON t.id = c.tx
-             WHERE c.key = ?1 AND {PATH_MATCH} ORDER BY c.seq DESC"
+             WHERE c.key = ?1 AND ({PATH_MATCH} {moves}) AND c.seq > ?4 AND c.seq <= ?5
+             ORDER BY c.seq DESC"
         );
         let mut stmt = self.conn.prepare_cached(&sql)?;
         let ancestors_json = serde_json::to_string(&ancestors).unwrap_or_else(|_| "[]".into());
-        let rows = stmt.query_map(params![key, ancestors_json, path.to_string()], |r| {
-            Ok((raw_change(r, 0)?, tx_from_row_at(r, 6)?))
-        })?;
-        let mut after = self
-            .current_stored(key)?
-            .and_then(|d| diff::get(&d, path.segments()).cloned());
+        let rows = stmt.query_map(
+            params![key, ancestors_json, path.to_string(), after_seq, upto],
+            |r| Ok((raw_change(r, 0)?, tx_from_row_at(r, 6)?)),
+        )?;
         let mut out = Vec::new();
         for row in rows {
             let ((cpath, op, old, new), tx) = row?;
             let change = change_from_row(&self.objects, &cpath, &op, old, new)?;
+            if change.op == Op::Move {
+                let from = diff::move_source(&change).map_err(|e| replay_error(key, &e))?;
+                if let Some(rest) = path.strip_prefix(&from) {
+                    // The value at `path` moved away (renamed) here.
+                    let before = change
+                        .new
+                        .as_ref()
+                        .and_then(|v| diff::get(v, rest))
+                        .cloned();
+                    if before.is_some() {
+                        let mut to = change.path.segments().to_vec();
+                        to.extend_from_slice(rest);
+                        out.push(HistoryEntry {
+                            tx,
+                            path: path.clone(),
+                            change_path: change.path.clone(),
+                            op: Op::Move,
+                            old: before.clone(),
+                            new: None,
+                            compacted: false,
+                            moved: Some(Moved {
+                                from: path.clone(),
+                                to: DocPath::from_segments(to),
+                            }),
+                        });
+                    }
+                    after = before;
+                    continue;
+                }
+                // A rename inside the value at `path`: undo it locally.
+                let inside_to = change.path.strip_prefix(path).map(<[_]>::to_vec);
+                let inside_from = from.strip_prefix(path).map(<[_]>::to_vec);
+                if inside_to.is_none() && inside_from.is_none() {
+                    continue;
+                }
+                let mut value = after.clone();
+                if let Some(rest) = inside_to {
+                    let undo = Change {
+                        path: DocPath::from_segments(rest),
+                        op: Op::Remove,
+                        old: change.new.clone(),
+                        new: None,
+                    };
+                    diff::apply(&mut value, &undo).map_err(|e| replay_error(key, &e))?;
+                }
+                if let Some(rest) = inside_from {
+                    let undo = Change {
+                        path: DocPath::from_segments(rest),
+                        op: Op::Add,
+                        old: None,
+                        new: change.new.clone(),
+                    };
+                    diff::apply(&mut value, &undo).map_err(|e| replay_error(key, &e))?;
+                }
+                if let Some(op) = Op::between(value.as_ref(), after.as_ref()) {
+                    out.push(HistoryEntry {
+                        tx,
+                        path: path.clone(),
+                        change_path: change.path.clone(),
+                        op,
+                        old: value.clone(),
+                        new: after.clone(),
+                        compacted: false,
+                        moved: None,
+                    });
+                }
+                after = value;
+                continue;
+            }
             let before = if let Some(rest) = path.strip_prefix(&change.path) {
                 // The change is at the path or above it: project its values.
                 let project =
@@ -289,7 +467,9 @@ impl Repo {
                 diff::apply(&mut value, &local).map_err(|e| replay_error(key, &e))?;
                 value
             };
-            let same_tx = out.last().is_some_and(|e: &HistoryEntry| e.tx.id == tx.id);
+            let same_tx = out
+                .last()
+                .is_some_and(|e: &HistoryEntry| e.tx.id == tx.id && e.moved.is_none());
             if same_tx {
                 // Several changes of one transaction: one entry, from before the first.
                 if let Some(e) = out.last_mut() {
@@ -310,16 +490,13 @@ impl Repo {
                     op,
                     old: before.clone(),
                     new: after.clone(),
+                    compacted: false,
+                    moved: None,
                 });
             }
             after = before;
         }
-        out.reverse();
-        for e in &mut out {
-            e.old = self.unseal_doc(e.old.take())?;
-            e.new = self.unseal_doc(e.new.take())?;
-        }
-        Ok(out)
+        Ok((out, after))
     }
 
     /// Transactions, newest first, filtered.

@@ -9,6 +9,7 @@ use crate::diff::{self, canonicalize};
 use crate::error::{Error, Result};
 use crate::model::{Actor, Change, Op, TxInfo, check_key};
 use crate::path::DocPath;
+use crate::rename::Rename;
 use crate::rules::{KeyRules, Rule, RuleKind};
 use crate::store::{self, objects::Objects};
 use crate::time::{Timestamp, When};
@@ -44,6 +45,7 @@ pub struct Repo {
     /// Inside [`Repo::begin_batch`]: transactions are savepoints of one SQLite transaction.
     batch: bool,
     pub(crate) keys: crate::shred::Keys,
+    renames: Vec<Rename>,
 }
 
 impl std::fmt::Debug for Repo {
@@ -144,8 +146,10 @@ impl Repo {
             rules: Vec::new(),
             batch: false,
             keys: crate::shred::Keys::new(dir.join("keys.db")),
+            renames: Vec::new(),
         };
         repo.rules = load_rules(&repo.conn)?;
+        repo.renames = crate::rename::load_renames(&repo.conn)?;
         crate::shred::on_open(&repo, create)?;
         Ok(repo)
     }
@@ -163,6 +167,11 @@ impl Repo {
     /// The rules in force, in declaration order.
     pub fn rules(&self) -> &[Rule] {
         &self.rules
+    }
+
+    /// The recorded renames, oldest first.
+    pub fn renames(&self) -> &[Rename] {
+        &self.renames
     }
 
     /// The array rules that apply to `key`.
@@ -227,6 +236,7 @@ impl Repo {
             rules,
             batch,
             keys,
+            renames,
             ..
         } = self;
         let sql = SqlTx::begin(conn, *batch)?;
@@ -259,12 +269,15 @@ impl Repo {
             objects,
             rules,
             keys,
+            renames,
             info,
             pending: Vec::new(),
             index: HashMap::new(),
             checks: Vec::new(),
             added_rules: Vec::new(),
             removed_rules: Vec::new(),
+            added_renames: Vec::new(),
+            compactions: Vec::new(),
             warnings: Vec::new(),
             fresh: crate::shred::FreshKeys::default(),
             forgets: Vec::new(),
@@ -396,13 +409,13 @@ pub(crate) fn load_value(
 }
 
 /// A stored value: inline canonical text, or an object id for large values.
-struct Encoded {
-    text: Option<String>,
-    obj: Option<String>,
-    len: usize,
+pub(crate) struct Encoded {
+    pub(crate) text: Option<String>,
+    pub(crate) obj: Option<String>,
+    pub(crate) len: usize,
 }
 
-fn encode_value(objects: &Objects, value: Option<&Value>) -> Result<Encoded> {
+pub(crate) fn encode_value(objects: &Objects, value: Option<&Value>) -> Result<Encoded> {
     let Some(value) = value else {
         return Ok(Encoded {
             text: None,
@@ -478,21 +491,70 @@ pub struct Txn<'r> {
     objects: &'r Objects,
     rules: &'r mut Vec<Rule>,
     keys: &'r crate::shred::Keys,
+    renames: &'r mut Vec<Rename>,
     info: TxInfo,
     pending: Vec<Pending>,
     index: HashMap<String, usize>,
     checks: Vec<(String, String)>,
     added_rules: Vec<(String, String, Option<String>, String)>,
     removed_rules: Vec<i64>,
-    warnings: Vec<String>,
+    pub(crate) warnings: Vec<String>,
     fresh: crate::shred::FreshKeys,
     forgets: Vec<String>,
+    /// Renames recorded by this transaction (`rename.rs`).
+    pub(crate) added_renames: Vec<Rename>,
+    /// Compaction records of a `compact` transaction (`gc.rs`).
+    pub(crate) compactions: Vec<crate::gc::Compaction>,
 }
 
 impl Txn<'_> {
     /// The transaction being built (its id is the one it will get).
     pub fn info(&self) -> &TxInfo {
         &self.info
+    }
+
+    /// The SQLite transaction (for `gc` and renames, which write beyond the change log).
+    pub(crate) fn sql(&self) -> &Connection {
+        &self.sql
+    }
+
+    /// The object store.
+    pub(crate) fn objects(&self) -> &Objects {
+        self.objects
+    }
+
+    /// The rules in force.
+    pub(crate) fn rules(&self) -> &[Rule] {
+        self.rules
+    }
+
+    /// Sets the transaction's reason (when the caller composes one).
+    pub(crate) fn set_reason(&mut self, reason: String) {
+        self.info.reason = Some(reason);
+    }
+
+    /// The renames in force, including those recorded by this transaction so far.
+    pub(crate) fn renames(&self) -> impl Iterator<Item = &Rename> + '_ {
+        self.renames.iter().chain(self.added_renames.iter())
+    }
+
+    /// Records `changes` of `key` whose result is `next` (the caller computed both).
+    pub(crate) fn record(
+        &mut self,
+        key: &str,
+        changes: Vec<Change>,
+        next: Option<Value>,
+    ) -> Result<()> {
+        let p = self.pending(key)?;
+        p.hash = next.as_ref().map(|v| canon::hash(v).0.to_vec());
+        p.doc = next;
+        p.changes.extend(changes);
+        Ok(())
+    }
+
+    /// Every key this transaction has touched so far.
+    pub(crate) fn pending_keys(&self) -> impl Iterator<Item = &str> + '_ {
+        self.pending.iter().map(|p| p.key.as_str())
     }
 
     fn pending(&mut self, key: &str) -> Result<&mut Pending> {
@@ -624,6 +686,7 @@ impl Txn<'_> {
 
     /// Writes `value` at `path` (the root: the whole document), creating missing parents.
     pub fn set(&mut self, key: &str, path: &DocPath, value: Value) -> Result<Vec<Change>> {
+        let path = &self.renamed_path(key, path);
         let mut doc = self.current(key)?;
         diff::set_at(&mut doc, path, value).map_err(|source| Error::Apply {
             key: key.to_owned(),
@@ -634,6 +697,7 @@ impl Txn<'_> {
 
     /// Removes the value at `path`, or the whole document when `path` is the root.
     pub fn remove(&mut self, key: &str, path: &DocPath) -> Result<Vec<Change>> {
+        let path = &self.renamed_path(key, path);
         let mut doc = self.current(key)?;
         diff::remove_at(&mut doc, path).map_err(|source| Error::Apply {
             key: key.to_owned(),
@@ -653,6 +717,7 @@ impl Txn<'_> {
     /// last version is stored; an equal snapshot records a check and nothing else.
     pub fn put(&mut self, key: &str, mut doc: Value) -> Result<PutOutcome> {
         check_key(key)?;
+        self.rename_snapshot(key, &mut doc);
         let rules = KeyRules::for_key(self.rules.iter(), key);
         let mut warnings = Vec::new();
         self.seal(key, &mut doc)?;
@@ -717,6 +782,9 @@ impl Txn<'_> {
             keys,
             fresh,
             forgets,
+            added_renames,
+            compactions,
+            renames,
             ..
         } = self;
         let mut fresh = fresh;
@@ -725,7 +793,9 @@ impl Txn<'_> {
         let records_tx = n_changes > 0
             || !added_rules.is_empty()
             || !removed_rules.is_empty()
-            || !forgets.is_empty();
+            || !forgets.is_empty()
+            || !added_renames.is_empty()
+            || !compactions.is_empty();
         if !records_tx && checks.is_empty() {
             return Ok(Commit {
                 warnings,
@@ -832,6 +902,8 @@ impl Txn<'_> {
             for (_, change) in &mut all {
                 crate::shred::unseal_change_in(change, keys, &fresh, &sql)?;
             }
+            crate::rename::insert_renames(&sql, info.id, &added_renames)?;
+            crate::gc::insert_compactions(&sql, info.id, &compactions)?;
             let hash = crate::fsck::tx_hash(&sql, info.id)?;
             sql.execute(
                 "UPDATE tx SET hash = ?1 WHERE id = ?2",
@@ -849,9 +921,17 @@ impl Txn<'_> {
         } else {
             Some(load_rules(&sql)?)
         };
+        let fresh_renames = if added_renames.is_empty() {
+            None
+        } else {
+            Some(crate::rename::load_renames(&sql)?)
+        };
         sql.commit()?;
         if let Some(fresh) = fresh {
             *rules = fresh;
+        }
+        if let Some(fresh) = fresh_renames {
+            *renames = fresh;
         }
         Ok(Commit {
             tx: records_tx.then_some(info),

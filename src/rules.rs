@@ -13,8 +13,11 @@
 //! - `personal PATTERN [--subject-from PATH]`: values at the pattern are personal data of a
 //!   subject (the document key, or the value at `PATH` of the document); they are sealed with
 //!   the subject's own key before they are stored (see [`crate::shred`]).
+//! - `retention PATTERN (--forever | --keep 90d [--then daily|hourly|drop])`: how long the
+//!   changes at or below PATTERN are kept in full detail (see [`crate::retention`]).
 
 use crate::path::{DocPath, PathPattern, PatternSegment};
+use crate::retention::{Retention, Then};
 use serde_json::{Value, json};
 use std::fmt;
 
@@ -31,6 +34,8 @@ pub enum RuleKind {
         /// Where the subject is read from (`None`: the document key).
         subject_from: Option<DocPath>,
     },
+    /// How long changes at or below the pattern are kept ([`crate::retention`]).
+    Retention(Retention),
 }
 
 impl RuleKind {
@@ -40,6 +45,7 @@ impl RuleKind {
             RuleKind::ArrayKey(_) => "array-key",
             RuleKind::Set => "set",
             RuleKind::Personal { .. } => "personal",
+            RuleKind::Retention(_) => "retention",
         }
     }
 
@@ -57,6 +63,10 @@ impl RuleKind {
             RuleKind::Personal {
                 subject_from: Some(p),
             } => json!({ "subject_from": p.to_string() }),
+            RuleKind::Retention(Retention::Forever) => json!({ "forever": true }),
+            RuleKind::Retention(Retention::Keep { seconds, then }) => {
+                json!({ "keep_seconds": seconds, "then": then.as_str() })
+            }
         }
     }
 
@@ -79,6 +89,14 @@ impl RuleKind {
                     Some(p) => Some(DocPath::parse(p.as_str()?).ok()?),
                 };
                 Some(RuleKind::Personal { subject_from })
+            }
+            "retention" => {
+                if spec.get("forever").and_then(Value::as_bool) == Some(true) {
+                    return Some(RuleKind::Retention(Retention::Forever));
+                }
+                let seconds = spec.get("keep_seconds")?.as_i64().filter(|s| *s > 0)?;
+                let then = Then::parse(spec.get("then")?.as_str()?)?;
+                Some(RuleKind::Retention(Retention::Keep { seconds, then }))
             }
             _ => None,
         }
@@ -127,6 +145,7 @@ impl fmt::Display for Rule {
                     write!(f, " --subject-from {p}")?;
                 }
             }
+            RuleKind::Retention(r) => write!(f, "retention {pattern} {r}")?,
         }
         if let Some(keys) = &self.keys {
             write!(f, " --keys {keys}")?;
@@ -190,7 +209,8 @@ impl KeyRules {
         {
             Some((_, RuleKind::ArrayKey(fields))) => ArrayMode::Keyed(fields),
             Some((_, RuleKind::Set)) => ArrayMode::Set,
-            Some(_) | None => ArrayMode::Opaque,
+            // Only array rules are collected by `for_key`.
+            _ => ArrayMode::Opaque,
         }
     }
 

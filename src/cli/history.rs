@@ -42,6 +42,13 @@ pub fn cmd_history(ui: &mut Ui, env: &Env, args: &HistoryArgs) -> Result<(), Cli
                 "change_path": e.change_path.to_string(),
             });
             if let Value::Object(map) = &mut obj {
+                if e.compacted {
+                    map.insert("compacted".into(), Value::Bool(true));
+                }
+                if let Some(m) = &e.moved {
+                    map.insert("from".into(), Value::String(m.from.to_string()));
+                    map.insert("to".into(), Value::String(m.to.to_string()));
+                }
                 if let Some(old) = &e.old {
                     map.insert("old".into(), old.clone());
                 }
@@ -51,9 +58,17 @@ pub fn cmd_history(ui: &mut Ui, env: &Env, args: &HistoryArgs) -> Result<(), Cli
             }
             ui.json(&obj)?;
         } else {
-            let what = match e.op {
-                crate::Op::Add => ui.paint(palette::ADD, format!("+ {}", one_line(e.new.as_ref()))),
-                crate::Op::Remove => {
+            let what = match (e.op, &e.moved) {
+                (crate::Op::Move, Some(m)) if m.to == e.path => {
+                    format!("> renamed from {} ({})", m.from, one_line(e.new.as_ref()))
+                }
+                (crate::Op::Move, Some(m)) => {
+                    format!("> renamed to {} ({})", m.to, one_line(e.old.as_ref()))
+                }
+                (crate::Op::Add, _) => {
+                    ui.paint(palette::ADD, format!("+ {}", one_line(e.new.as_ref())))
+                }
+                (crate::Op::Remove, _) => {
                     ui.paint(palette::REMOVE, format!("- {}", one_line(e.old.as_ref())))
                 }
                 _ => ui.paint(
@@ -70,13 +85,24 @@ pub fn cmd_history(ui: &mut Ui, env: &Env, args: &HistoryArgs) -> Result<(), Cli
                     .as_ref()
                     .map(|r| format!("  ({r})"))
                     .unwrap_or_default();
+            let path = if e.path == path {
+                String::new()
+            } else {
+                format!("{}  ", e.path)
+            };
+            let compacted = if e.compacted { "  [compacted]" } else { "" };
             ui.line(format!(
-                "{}  {}  {}  {what}{reason}",
+                "{}  {}  {}  {path}{what}{reason}{compacted}",
                 ui.paint(palette::TX, format!("tx {}", e.tx.id)),
                 show_time(e.tx.at),
                 e.tx.actor
             ))?;
         }
+    }
+    if entries.iter().any(|e| e.compacted) && !args.output.json {
+        ui.note(
+            "note: entries marked [compacted] stand for several changes that gc compacted (the first old value, the last new value)",
+        );
     }
     if entries.is_empty() && !args.output.json {
         ui.note(format!(

@@ -12,14 +12,16 @@ mod blame;
 mod canon;
 mod completions;
 mod diff;
-mod forget;
 mod export;
+mod forget;
 mod fsck;
+mod gc;
 mod history;
 mod import;
 mod ingest;
 mod init;
 mod log;
+mod mv;
 mod rules;
 mod rules_personal;
 mod show;
@@ -90,6 +92,8 @@ pub enum Command {
     Diff(diff::DiffArgs),
     Sql(sql::SqlArgs),
     Rules(rules::RulesArgs),
+    Mv(mv::MvArgs),
+    Gc(gc::GcArgs),
     Fsck(fsck::FsckArgs),
     Canon(canon::CanonArgs),
     Forget(forget::ForgetArgs),
@@ -241,6 +245,8 @@ fn dispatch(ui: &mut Ui, env: &Env, command: Command) -> Result<(), CliError> {
         Command::Diff(args) => diff::cmd_diff(ui, env, &args),
         Command::Sql(args) => sql::cmd_sql(ui, env, &args),
         Command::Rules(args) => rules::cmd_rules(ui, env, &args),
+        Command::Mv(args) => mv::cmd_mv(ui, env, &args),
+        Command::Gc(args) => gc::cmd_gc(ui, env, &args),
         Command::Fsck(args) => fsck::cmd_fsck(ui, env, &args),
         Command::Canon(args) => canon::cmd_canon(ui, env, &args),
         Command::Forget(args) => forget::cmd_forget(ui, env, &args),

@@ -12,11 +12,15 @@ use serde_json::json;
 /// one opaque value. `[*]` in a pattern matches any element; `""` is a document that is
 /// itself an array.
 ///
+/// Retention rules say how long the changes at or below a pattern are kept in full detail
+/// (forever by default); `hist gc` applies them.
+///
 /// Examples:
 ///   hist rules array-key /items id --keys 'feed/*' --actor user:sam
 ///   hist rules array-key /prefixes ip_prefix,service,region --actor user:sam
 ///   hist rules set /tags --actor user:sam
 ///   hist rules personal /email --keys 'customer/*' --actor user:dpo
+///   hist rules retention '/items[*]/price' --keep 90d --then daily --actor user:sam
 ///   hist rules
 #[derive(Debug, Args)]
 #[command(verbatim_doc_comment)]
@@ -35,6 +39,42 @@ pub enum RulesAction {
     Set(SetRuleArgs),
     Personal(super::rules_personal::PersonalRuleArgs),
     Rm(RmRuleArgs),
+    Retention(RetentionArgs),
+}
+
+/// Say how long changes at or below PATTERN are kept in full detail
+///
+/// Declare a retention rule: keep the changes at or below PATTERN forever (the default), or
+/// for a window after which `hist gc` compacts them to one change per day or hour, or drops
+/// them (folds them into one change carrying their net effect).
+///
+/// A change recorded above PATTERN (a whole item or document written at once) is not
+/// covered. When several retention rules cover a change, the longest pattern wins.
+///
+/// Example:
+///   hist rules retention '/items[*]/price' --keep 90d --then daily --actor user:sam
+///   hist rules retention '/items[*]/name' --forever --actor user:sam
+#[derive(Debug, Args)]
+#[command(verbatim_doc_comment)]
+#[command(group(clap::ArgGroup::new("policy").required(true).args(["forever", "keep"])))]
+pub struct RetentionArgs {
+    /// The path pattern (`/items[*]/price`, `""` for whole documents).
+    #[arg(allow_hyphen_values = true)]
+    pub pattern: String,
+    /// Keep every change forever (the default for every path).
+    #[arg(long)]
+    pub forever: bool,
+    /// Keep changes in full detail for this long: a number and s, m, h, d or w (90d, 12h).
+    #[arg(long, value_name = "DURATION")]
+    pub keep: Option<String>,
+    /// What becomes of older changes: one per day, one per hour, or drop (default).
+    #[arg(long, requires = "keep", value_parser = ["daily", "hourly", "drop"])]
+    pub then: Option<String>,
+    /// Only for keys matching this glob.
+    #[arg(long, value_name = "GLOB")]
+    pub keys: Option<String>,
+    #[command(flatten)]
+    pub write: WriteOpts,
 }
 
 /// Match the elements of arrays at PATTERN by key fields
@@ -125,6 +165,7 @@ pub fn cmd_rules(ui: &mut Ui, env: &Env, args: &RulesArgs) -> Result<(), CliErro
         }
         RulesAction::Set(a) => (&a.write, &a.pattern, &a.keys, RuleKind::Set),
         RulesAction::Personal(a) => (&a.write, &a.pattern, &a.keys, a.kind()?),
+        RulesAction::Retention(a) => (&a.write, &a.pattern, &a.keys, retention_kind(a)?),
         RulesAction::Rm(a) => {
             let opts = env.tx_options(&a.write, "rules")?;
             let mut repo = env.repo()?;
@@ -159,4 +200,20 @@ pub fn cmd_rules(ui: &mut Ui, env: &Env, args: &RulesArgs) -> Result<(), CliErro
         "added rule: {rule} (tx {})",
         commit.tx.map_or(0, |t| t.id)
     ))
+}
+
+fn retention_kind(a: &RetentionArgs) -> Result<RuleKind, CliError> {
+    use crate::retention::{Retention, Then, parse_duration};
+    let policy = match &a.keep {
+        None => Retention::Forever,
+        Some(keep) => Retention::Keep {
+            seconds: parse_duration(keep).map_err(|e| CliError::usage(format!("--keep: {e}")))?,
+            then: a
+                .then
+                .as_deref()
+                .map_or(Some(Then::Drop), Then::parse)
+                .ok_or_else(|| CliError::usage("--then takes daily, hourly or drop"))?,
+        },
+    };
+    Ok(RuleKind::Retention(policy))
 }

@@ -31,7 +31,11 @@ pub fn cmd_show(ui: &mut Ui, env: &Env, args: &ShowArgs) -> Result<(), CliError>
     let path = args.path.as_deref().map(DocPath::parse).transpose()?;
     let repo = env.repo()?;
     let doc = match when {
-        Some(when) => repo.as_of(&args.key, when)?.doc,
+        Some(when) => {
+            let read = repo.as_of(&args.key, when)?;
+            note_compacted(ui, &args.key, path.as_ref(), &read.compacted);
+            read.doc
+        }
         None => repo.current(&args.key)?,
     };
     let then = when.map_or_else(|| "now".to_owned(), |w| format!("at {w}"));
@@ -52,4 +56,35 @@ pub fn cmd_show(ui: &mut Ui, env: &Env, args: &ShowArgs) -> Result<(), CliError>
     } else {
         ui.line(crate::canon::to_pretty_string(value))
     }
+}
+
+/// Says on stderr when a past read falls in a span compacted by `gc` (for the path shown).
+fn note_compacted(ui: &mut Ui, key: &str, path: Option<&DocPath>, spans: &[crate::Compaction]) {
+    let hit: Vec<&crate::Compaction> = spans
+        .iter()
+        .filter(|c| path.is_none_or(|p| p.starts_with(&c.path) || c.path.starts_with(p)))
+        .collect();
+    let Some(first) = hit.first() else {
+        return;
+    };
+    let more = match hit.len() {
+        1 => String::new(),
+        2 => " and 1 other path".to_owned(),
+        n => format!(" and {} other paths", n - 1),
+    };
+    let mode = match first.mode {
+        crate::retention::Then::Daily => "one change per day",
+        crate::retention::Then::Hourly => "one change per hour",
+        crate::retention::Then::Drop => "the net effect only",
+    };
+    let (from, to) = (first.first_at.date(), first.last_at.date());
+    let span = if from == to {
+        format!("on {from}")
+    } else {
+        format!("from {from} to {to}")
+    };
+    ui.note(format!(
+        "note: this read of {key} falls in history compacted by gc: {}{more} kept {mode} {span}; the values shown there are the compacted ones",
+        first.path
+    ));
 }

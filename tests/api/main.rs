@@ -5,5 +5,7 @@ mod asof;
 mod blame;
 mod canon;
 mod export;
+mod gc;
 mod patch_conformance;
 mod path;
+mod rename;

@@ -10,8 +10,10 @@ mod test_errors;
 mod test_export;
 mod test_forget;
 mod test_foundation;
+mod test_gc;
 mod test_ingest;
 mod test_man;
+mod test_mv;
 mod test_readme;
 mod test_ui;
 
