@@ -110,6 +110,7 @@ const PATH_MATCH: &str = "(c.path IN (SELECT value FROM json_each(?2)) OR c.path
 impl Repo {
     /// The document under `key` as of `when`.
     pub fn as_of(&self, key: &str, when: When) -> Result<AsOf> {
+        crate::model::check_key(key)?;
         let bound = self.resolve(when)?;
         match bound {
             Some(tx) => self.as_of_tx(key, tx),
@@ -124,6 +125,7 @@ impl Repo {
 
     /// The document under `key` after transaction `bound` (and every one before it).
     pub fn as_of_tx(&self, key: &str, bound: i64) -> Result<AsOf> {
+        crate::model::check_key(key)?;
         let absent = |direction| AsOf {
             doc: None,
             tx: Some(bound),
@@ -221,6 +223,7 @@ impl Repo {
     /// Every change that altered the value at `path` in `key`, oldest first, with `old`
     /// and `new` projected onto `path` (writes to ancestors and descendants included).
     pub fn history(&self, key: &str, path: &DocPath) -> Result<Vec<HistoryEntry>> {
+        crate::model::check_key(key)?;
         let ancestors: Vec<String> = path.ancestors().iter().map(ToString::to_string).collect();
         let sql = format!(
             "SELECT c.path, c.op, c.old, c.new, c.old_obj, c.new_obj,
@@ -292,6 +295,9 @@ impl Repo {
 
     /// Transactions, newest first, filtered.
     pub fn log(&self, filter: &LogFilter) -> Result<Vec<LogEntry>> {
+        if let Some(key) = &filter.key {
+            crate::model::check_key(key)?;
+        }
         let mut wheres = vec!["1 = 1".to_owned()];
         let mut args: Vec<Box<dyn rusqlite::ToSql>> = Vec::new();
         let path_args = |path: &DocPath| -> (String, String) {

@@ -264,6 +264,7 @@ impl Repo {
 
     /// The current document under `key`.
     pub fn current(&self, key: &str) -> Result<Option<Value>> {
+        check_key(key)?;
         let text: Option<Option<String>> = self
             .conn
             .query_row("SELECT doc FROM doc WHERE key = ?1", [key], |r| r.get(0))

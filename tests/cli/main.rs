@@ -6,6 +6,9 @@ mod common;
 
 mod test_foundation;
 
+mod robust;
+mod test_crash;
+
 #[test]
 fn no_forgotten_test_files() {
     let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/cli");
