@@ -7,6 +7,7 @@ mod common;
 mod test_foundation;
 
 mod robust;
+mod test_concurrency;
 mod test_crash;
 
 #[test]
