@@ -9,6 +9,7 @@ mod test_foundation;
 mod robust;
 mod test_concurrency;
 mod test_crash;
+mod test_disk_full;
 
 #[test]
 fn no_forgotten_test_files() {
