@@ -61,6 +61,18 @@ pub enum Error {
         /// What did not fit.
         source: ApplyError,
     },
+    /// A write that would make a document nest deeper than the store reads back.
+    #[error(
+        "{key}: the document would nest {depth} levels deep; hist stores documents up to {max} levels"
+    )]
+    TooDeep {
+        /// The document.
+        key: String,
+        /// How deep it would nest.
+        depth: usize,
+        /// The most allowed.
+        max: usize,
+    },
     /// An RFC 6902 patch that is malformed or fails.
     #[error("{0}")]
     Patch(String),

@@ -380,6 +380,33 @@ fn encode_value(objects: &Objects, value: Option<&Value>) -> Result<Encoded> {
     }
 }
 
+/// The deepest nesting of arrays and objects a stored document may have. Stored documents
+/// are read back with serde_json, whose recursion limit refuses a 128th nested container,
+/// so a write that would nest deeper (a long path in `set`, a patch that copies a deep
+/// subtree into a deep place) is refused instead of recording a document no read could
+/// parse.
+pub(crate) const MAX_NESTING: usize = if canon::MAX_DEPTH < 127 {
+    canon::MAX_DEPTH
+} else {
+    127
+};
+
+/// How deeply arrays and objects nest in `value` (a scalar: 0), without recursion.
+pub(crate) fn nesting(value: &Value) -> usize {
+    let mut deepest = 0;
+    let mut stack = vec![(value, 0usize)];
+    while let Some((v, depth)) = stack.pop() {
+        let children: Box<dyn Iterator<Item = &Value>> = match v {
+            Value::Array(items) => Box::new(items.iter()),
+            Value::Object(map) => Box::new(map.values()),
+            _ => continue,
+        };
+        deepest = deepest.max(depth + 1);
+        stack.extend(children.map(|c| (c, depth + 1)));
+    }
+    deepest
+}
+
 /// What a snapshot write found.
 #[derive(Clone, Debug, PartialEq)]
 pub enum PutOutcome {
@@ -487,6 +514,16 @@ impl Txn<'_> {
         let mut warnings = Vec::new();
         if let Some(doc) = next.as_mut() {
             canonicalize(doc, &rules, &mut warnings);
+        }
+        if let Some(doc) = &next {
+            let depth = nesting(doc);
+            if depth > MAX_NESTING {
+                return Err(Error::TooDeep {
+                    key: key.to_owned(),
+                    depth,
+                    max: MAX_NESTING,
+                });
+            }
         }
         let p = self.pending(key)?;
         let d = diff::diff(p.doc.as_ref(), next.as_ref(), &rules);

@@ -5,6 +5,7 @@
 mod common;
 
 mod test_foundation;
+mod test_hostile;
 
 mod robust;
 mod test_concurrency;
