@@ -14,6 +14,7 @@ pub mod cli;
 pub mod diff;
 mod error;
 mod fsck;
+mod head;
 pub mod model;
 pub mod path;
 mod read;

@@ -630,6 +630,7 @@ impl Txn<'_> {
         }
         let at = info.at.to_string();
         let mut all = Vec::with_capacity(n_changes);
+        let mut head = None;
         if records_tx {
             sql.execute(
                 "INSERT INTO tx (id, at, actor, reason, kind, hash) VALUES (?1, ?2, ?3, ?4, ?5, x'')",
@@ -714,6 +715,7 @@ impl Txn<'_> {
                 "UPDATE tx SET hash = ?1 WHERE id = ?2",
                 params![hash.to_vec(), info.id],
             )?;
+            head = Some(hash);
         }
         for (key, hash) in &checks {
             sql.execute(
@@ -729,6 +731,17 @@ impl Txn<'_> {
         sql.commit()?;
         if let Some(fresh) = fresh {
             *rules = fresh;
+        }
+        let mut warnings = warnings;
+        if let (Some(hash), Some(hist_dir)) = (head, objects.dir().parent())
+            && let Err(e) = crate::head::write(hist_dir, info.id, &hash)
+        {
+            // The transaction is committed; only the evidence of the head is missing.
+            warnings.push(format!(
+                "tx {} is recorded, but .hist/{} could not be updated: {e}",
+                info.id,
+                crate::head::FILE
+            ));
         }
         Ok(Commit {
             tx: records_tx.then_some(info),

@@ -7,6 +7,7 @@ mod common;
 mod test_foundation;
 mod test_hostile;
 mod test_sql_lockdown;
+mod test_tamper;
 
 mod robust;
 mod test_concurrency;
