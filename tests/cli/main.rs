@@ -5,6 +5,7 @@
 mod common;
 
 mod test_foundation;
+mod test_garbage_args;
 mod test_hostile;
 mod test_sql_lockdown;
 mod test_tamper;
