@@ -35,7 +35,7 @@ impl Gen<'_> {
     fn scalar(&mut self) -> Value {
         match self.byte() % 7 {
             0 => Value::Null,
-            1 => Value::Bool(self.byte() % 2 == 0),
+            1 => Value::Bool(self.byte().is_multiple_of(2)),
             2 => Value::from(i64::from(self.byte() % 8)),
             3 => Value::from(f64::from(self.byte()) / 4.0),
             4 => Value::String(["", "a", "b", "red", "x]y"][usize::from(self.byte() % 5)].into()),
@@ -50,7 +50,7 @@ impl Gen<'_> {
             0 => self.value(depth),
             _ => {
                 let mut m = Map::new();
-                if self.byte() % 5 != 0 {
+                if !self.byte().is_multiple_of(5) {
                     m.insert("id".into(), Value::from(i64::from(self.byte() % 6)));
                 }
                 for _ in 0..self.byte() % 3 {

@@ -127,7 +127,8 @@ fn check_log(conn: &Connection, reported: &BTreeMap<i64, usize>) {
              GROUP BY t.id, c.key ORDER BY t.id",
         )
         .unwrap();
-    let rows: Vec<(i64, Option<String>, Option<String>, i64, i64)> = stmt
+    type Row = (i64, Option<String>, Option<String>, i64, i64);
+    let rows: Vec<Row> = stmt
         .query_map([], |r| {
             Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?))
         })
