@@ -18,6 +18,16 @@ impl Rng {
         Self(seed)
     }
 
+    /// A generator with this seed.
+    pub fn new(seed: u64) -> Self {
+        Self(seed)
+    }
+
+    /// The current state (a seed that continues this sequence).
+    pub fn seed(&self) -> u64 {
+        self.0
+    }
+
     /// The next 64 random bits.
     pub fn next_u64(&mut self) -> u64 {
         self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
