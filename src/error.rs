@@ -61,16 +61,14 @@ pub enum Error {
         /// What did not fit.
         source: ApplyError,
     },
-    /// A write that would make a document nest deeper than the store reads back.
-    #[error(
-        "{key}: the document would nest {depth} levels deep; hist stores documents up to {max} levels"
-    )]
+    /// A write that would nest the document deeper than hist can read back.
+    #[error("{key}: the document would nest {depth} levels deep; at most {max} are allowed")]
     TooDeep {
         /// The document.
         key: String,
-        /// How deep it would nest.
+        /// How deep it would be.
         depth: usize,
-        /// The most allowed.
+        /// The limit ([`crate::canon::MAX_DEPTH`]).
         max: usize,
     },
     /// An RFC 6902 patch that is malformed or fails.

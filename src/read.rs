@@ -125,7 +125,6 @@ impl Repo {
 
     /// The document under `key` after transaction `bound` (and every one before it).
     pub fn as_of_tx(&self, key: &str, bound: i64) -> Result<AsOf> {
-        crate::model::check_key(key)?;
         let absent = |direction| AsOf {
             doc: None,
             tx: Some(bound),

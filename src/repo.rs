@@ -380,31 +380,13 @@ fn encode_value(objects: &Objects, value: Option<&Value>) -> Result<Encoded> {
     }
 }
 
-/// The deepest nesting of arrays and objects a stored document may have. Stored documents
-/// are read back with serde_json, whose recursion limit refuses a 128th nested container,
-/// so a write that would nest deeper (a long path in `set`, a patch that copies a deep
-/// subtree into a deep place) is refused instead of recording a document no read could
-/// parse.
-pub(crate) const MAX_NESTING: usize = if canon::MAX_DEPTH < 127 {
-    canon::MAX_DEPTH
-} else {
-    127
-};
-
-/// How deeply arrays and objects nest in `value` (a scalar: 0), without recursion.
-pub(crate) fn nesting(value: &Value) -> usize {
-    let mut deepest = 0;
-    let mut stack = vec![(value, 0usize)];
-    while let Some((v, depth)) = stack.pop() {
-        let children: Box<dyn Iterator<Item = &Value>> = match v {
-            Value::Array(items) => Box::new(items.iter()),
-            Value::Object(map) => Box::new(map.values()),
-            _ => continue,
-        };
-        deepest = deepest.max(depth + 1);
-        stack.extend(children.map(|c| (c, depth + 1)));
+/// How many arrays and objects are nested at the deepest point of `value`.
+fn nesting(value: &Value) -> usize {
+    match value {
+        Value::Array(items) => 1 + items.iter().map(nesting).max().unwrap_or(0),
+        Value::Object(map) => 1 + map.values().map(nesting).max().unwrap_or(0),
+        _ => 0,
     }
-    deepest
 }
 
 /// What a snapshot write found.
@@ -509,21 +491,23 @@ impl Txn<'_> {
     /// Replaces the whole document under `key` by `next` (`None` removes it), recording the
     /// structural difference. Returns the changes.
     fn replace_doc(&mut self, key: &str, next: Option<Value>) -> Result<Vec<Change>> {
+        if let Some(doc) = &next {
+            // Field writes and patches can nest deeper than any parsed input; refuse what
+            // could not be read back.
+            let depth = nesting(doc);
+            if depth > canon::MAX_DEPTH {
+                return Err(Error::TooDeep {
+                    key: key.to_owned(),
+                    depth,
+                    max: canon::MAX_DEPTH,
+                });
+            }
+        }
         let rules = KeyRules::for_key(self.rules.iter(), key);
         let mut next = next;
         let mut warnings = Vec::new();
         if let Some(doc) = next.as_mut() {
             canonicalize(doc, &rules, &mut warnings);
-        }
-        if let Some(doc) = &next {
-            let depth = nesting(doc);
-            if depth > MAX_NESTING {
-                return Err(Error::TooDeep {
-                    key: key.to_owned(),
-                    depth,
-                    max: MAX_NESTING,
-                });
-            }
         }
         let p = self.pending(key)?;
         let d = diff::diff(p.doc.as_ref(), next.as_ref(), &rules);
