@@ -125,6 +125,10 @@ pub struct FsckReport {
     pub objects: usize,
     /// Every problem, one sentence each (empty: all is well).
     pub problems: Vec<String>,
+    /// The newest transaction and its chained hash (hex). Kept somewhere else, it lets a
+    /// later `fsck` be compared against it: a log whose chain was recomputed after an edit
+    /// ends in another hash.
+    pub head: Option<(i64, String)>,
 }
 
 impl FsckReport {
@@ -152,6 +156,9 @@ impl Repo {
             .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?
             .collect::<rusqlite::Result<_>>()?;
         let mut last_at = String::new();
+        report.head = rows
+            .last()
+            .map(|(id, hash)| (*id, hash.iter().map(|b| format!("{b:02x}")).collect()));
         for (id, stored) in rows {
             report.transactions += 1;
             if tx_hash(&self.conn, id)?.as_slice() != stored.as_slice() {
@@ -170,10 +177,63 @@ impl Repo {
             }
             last_at = at;
         }
+        self.check_head(report)
+    }
+
+    /// Checks that the log still holds the transaction `.hist/HEAD` names, unchanged.
+    fn check_head(&self, report: &mut FsckReport) -> Result<()> {
+        let head = match crate::head::read(&self.hist_dir()) {
+            Ok(Some(head)) => head,
+            Ok(None) => return Ok(()),
+            Err(problem) => {
+                report.problems.push(problem);
+                return Ok(());
+            }
+        };
+        let (id, hash) = head;
+        let stored: Option<Vec<u8>> = self
+            .conn
+            .query_row("SELECT hash FROM tx WHERE id = ?1", [id], |r| r.get(0))
+            .optional()?;
+        match stored {
+            None => {
+                let last: Option<i64> = self
+                    .conn
+                    .query_row("SELECT max(id) FROM tx", [], |r| r.get(0))?;
+                report.problems.push(format!(
+                    "transaction {id} was committed (.hist/{}) but the log ends at {}: \
+                     transactions were removed from the end of the log",
+                    crate::head::FILE,
+                    last.map_or_else(
+                        || "no transaction".to_owned(),
+                        |l| format!("transaction {l}")
+                    ),
+                ));
+            }
+            Some(stored) if stored.as_slice() != hash.as_slice() => {
+                report.problems.push(format!(
+                    "transaction {id} is not the one that was committed (.hist/{} records \
+                     another hash): the log was replaced or rewritten",
+                    crate::head::FILE
+                ));
+            }
+            Some(_) => {}
+        }
         Ok(())
     }
 
     fn check_replay(&self, report: &mut FsckReport) -> Result<()> {
+        let mut orphans = self.conn.prepare(
+            "SELECT DISTINCT key FROM change_log WHERE key NOT IN (SELECT key FROM doc) ORDER BY key",
+        )?;
+        let orphans: Vec<String> = orphans
+            .query_map([], |r| r.get(0))?
+            .collect::<rusqlite::Result<_>>()?;
+        for key in orphans {
+            report.problems.push(format!(
+                "{key}: the log has changes for it but current state has no record of it"
+            ));
+        }
         let mut stmt = self
             .conn
             .prepare("SELECT key, doc, seq, hash FROM doc ORDER BY key")?;

@@ -17,6 +17,7 @@ mod error;
 mod export;
 mod fsck;
 mod gc;
+mod head;
 pub mod model;
 pub mod path;
 mod read;

@@ -59,12 +59,24 @@ impl fmt::Display for Actor {
 
 /// Why a document key was refused.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("invalid key {0:?}: a key is non-empty UTF-8 text without control characters")]
+#[error(
+    "invalid key {0:?}: a key is non-empty UTF-8 text without control characters, \
+     not starting with '/' and without a '..' segment"
+)]
 pub struct KeyError(pub String);
 
-/// Checks a document key: non-empty, no control characters.
+/// Checks a document key: non-empty, no control characters, no leading `/`, and no `..`
+/// segment (`a/../b`, `../x`, `x/..`).
+///
+/// Keys name files for `hist track` and may be used as paths by tools that export a
+/// repository, so a key that could climb out of a directory is refused everywhere, for
+/// reads as well as writes. A `.` or `..` inside a segment (`v1..2`, `.env`) is fine.
 pub fn check_key(key: &str) -> Result<(), KeyError> {
-    if key.is_empty() || key.chars().any(char::is_control) {
+    if key.is_empty()
+        || key.chars().any(char::is_control)
+        || key.starts_with('/')
+        || key.split('/').any(|segment| segment == "..")
+    {
         Err(KeyError(key.to_owned()))
     } else {
         Ok(())
@@ -235,5 +247,28 @@ mod tests {
         assert!(check_key("customer/4411").is_ok());
         assert!(check_key("").is_err());
         assert!(check_key("a\nb").is_err());
+        for good in [
+            "a/b",
+            "v1..2",
+            ".env",
+            "a/.../b",
+            "a/./b",
+            "x/y/",
+            "feed/acme..",
+        ] {
+            assert!(check_key(good).is_ok(), "{good}");
+        }
+        for bad in [
+            "/etc/passwd",
+            "/",
+            "..",
+            "../x",
+            "a/../b",
+            "x/..",
+            "a\u{7f}",
+            "a\u{85}b",
+        ] {
+            assert!(check_key(bad).is_err(), "{bad}");
+        }
     }
 }

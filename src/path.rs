@@ -229,6 +229,9 @@ impl DocPath {
         let mut parser = Parser::new(text);
         let mut segs = Vec::new();
         while let Some(b) = parser.peek() {
+            if segs.len() == MAX_STEPS {
+                return Err(too_many_steps(text, parser.pos));
+            }
             match b {
                 b'/' => {
                     parser.pos += 1;
@@ -359,6 +362,9 @@ impl PathPattern {
         let mut parser = Parser::new(text);
         let mut segs = Vec::new();
         while let Some(b) = parser.peek() {
+            if segs.len() == MAX_STEPS {
+                return Err(too_many_steps(text, parser.pos));
+            }
             match b {
                 b'/' => {
                     parser.pos += 1;
@@ -418,6 +424,26 @@ impl FromStr for PathPattern {
     type Err = PathError;
     fn from_str(s: &str) -> Result<Self, Self::Err> {
         Self::parse(s)
+    }
+}
+
+/// The most steps a path or pattern may have: a path can never reach deeper than a
+/// document nests ([`crate::canon::MAX_DEPTH`]), and a longer one is refused as it is read,
+/// before anything is built from it.
+pub const MAX_STEPS: usize = crate::canon::MAX_DEPTH;
+
+fn too_many_steps(text: &str, offset: usize) -> PathError {
+    let shown: String = text.chars().take(40).collect();
+    PathError {
+        text: if shown.len() < text.len() {
+            format!("{shown}…")
+        } else {
+            shown
+        },
+        offset,
+        message: format!(
+            "a path has at most {MAX_STEPS} steps (no document nests deeper than that)"
+        ),
     }
 }
 

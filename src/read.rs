@@ -131,6 +131,7 @@ const PATH_MATCH: &str = "(c.path IN (SELECT value FROM json_each(?2)) OR c.path
 impl Repo {
     /// The document under `key` as of `when`.
     pub fn as_of(&self, key: &str, when: When) -> Result<AsOf> {
+        crate::model::check_key(key)?;
         let bound = self.resolve(when)?;
         match bound {
             Some(tx) => self.as_of_tx(key, tx),
@@ -285,6 +286,7 @@ impl Repo {
     /// for `/account/billing/plan`) are followed the same way. Entries in a span compacted
     /// by `gc` are flagged.
     pub fn history(&self, key: &str, path: &DocPath) -> Result<Vec<HistoryEntry>> {
+        crate::model::check_key(key)?;
         // Walk back from now. Each rename that moved the value now at `q` (a move at `q`
         // or at an ancestor of it) ends a segment: older changes are looked up at the path
         // the value had before the rename.
@@ -501,6 +503,9 @@ impl Repo {
 
     /// Transactions, newest first, filtered.
     pub fn log(&self, filter: &LogFilter) -> Result<Vec<LogEntry>> {
+        if let Some(key) = &filter.key {
+            crate::model::check_key(key)?;
+        }
         let mut wheres = vec!["1 = 1".to_owned()];
         let mut args: Vec<Box<dyn rusqlite::ToSql>> = Vec::new();
         let path_args = |path: &DocPath| -> (String, String) {

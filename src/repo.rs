@@ -301,6 +301,20 @@ impl Repo {
         if self.batch {
             self.conn.execute_batch("COMMIT")?;
             self.batch = false;
+            let newest: Option<(i64, Vec<u8>)> = self
+                .conn
+                .query_row(
+                    "SELECT id, hash FROM tx ORDER BY id DESC LIMIT 1",
+                    [],
+                    |r| Ok((r.get(0)?, r.get(1)?)),
+                )
+                .optional()?;
+            if let Some((id, hash)) = newest
+                && let Ok(hash) = <[u8; 32]>::try_from(hash.as_slice())
+            {
+                crate::head::write(&self.hist_dir(), id, &hash)
+                    .map_err(Error::io(self.hist_dir()))?;
+            }
         }
         Ok(())
     }
@@ -322,6 +336,7 @@ impl Repo {
 
     /// The current document under `key` (personal values unsealed).
     pub fn current(&self, key: &str) -> Result<Option<Value>> {
+        check_key(key)?;
         let doc = self.current_stored(key)?;
         self.unseal_doc(doc)
     }
@@ -804,6 +819,7 @@ impl Txn<'_> {
         }
         let at = info.at.to_string();
         let mut all = Vec::with_capacity(n_changes);
+        let mut head = None;
         if records_tx {
             for (kind, pattern, globs, _) in &added_rules {
                 if kind == "personal" {
@@ -909,6 +925,7 @@ impl Txn<'_> {
                 "UPDATE tx SET hash = ?1 WHERE id = ?2",
                 params![hash.to_vec(), info.id],
             )?;
+            head = Some(hash);
         }
         for (key, hash) in &checks {
             sql.execute(
@@ -926,12 +943,24 @@ impl Txn<'_> {
         } else {
             Some(crate::rename::load_renames(&sql)?)
         };
+        // Inside a batch the savepoint is not durable yet: the batch's commit writes HEAD.
+        let head = if sql.nested { None } else { head };
         sql.commit()?;
         if let Some(fresh) = fresh {
             *rules = fresh;
         }
         if let Some(fresh) = fresh_renames {
             *renames = fresh;
+        }
+        if let (Some(hash), Some(hist_dir)) = (head, objects.dir().parent())
+            && let Err(e) = crate::head::write(hist_dir, info.id, &hash)
+        {
+            // The transaction is committed; only the evidence of the head is missing.
+            warnings.push(format!(
+                "tx {} is recorded, but .hist/{} could not be updated: {e}",
+                info.id,
+                crate::head::FILE
+            ));
         }
         Ok(Commit {
             tx: records_tx.then_some(info),

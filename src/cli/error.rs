@@ -129,9 +129,22 @@ impl From<crate::Error> for CliError {
                 Some(hint) => CliError::user(message).hint(hint),
                 None => CliError::user(message),
             },
+            E::Sqlite(rusqlite_error) if is_disk_full(&rusqlite_error.to_string()) => {
+                CliError::user(message).hint(DISK_FULL_HINT)
+            }
+            E::Io { source, .. } if source.kind() == std::io::ErrorKind::StorageFull => {
+                CliError::user(message).hint(DISK_FULL_HINT)
+            }
             _ => CliError::user(message),
         }
     }
+}
+
+const DISK_FULL_HINT: &str =
+    "the disk is full; nothing was recorded: free some space and run the command again";
+
+fn is_disk_full(message: &str) -> bool {
+    message.contains("database or disk is full")
 }
 
 impl From<crate::time::WhenError> for CliError {

@@ -25,6 +25,7 @@ pub fn cmd_fsck(ui: &mut Ui, env: &Env, args: &FsckArgs) -> Result<(), CliError>
         ui.json(&serde_json::json!({
             "ok": r.ok(), "transactions": r.transactions, "keys": r.keys, "changes": r.changes,
             "checkpoints": r.checkpoints, "objects": r.objects, "problems": r.problems,
+            "head": r.head.as_ref().map(|(tx, hash)| serde_json::json!({"tx": tx, "hash": hash})),
         }))?;
     } else {
         for p in &r.problems {

@@ -1,4 +1,4 @@
-use super::ui::read_input;
+use super::ui::read_input_with_limit;
 use super::{CliError, Env, Ui};
 use crate::model::Actor;
 use crate::time::When;
@@ -47,7 +47,7 @@ impl Tally {
 }
 
 pub fn cmd_import(ui: &mut Ui, env: &Env, args: &ImportArgs) -> Result<(), CliError> {
-    let (name, bytes) = read_input(args.file.as_deref(), env)?;
+    let (name, bytes) = read_input_with_limit(args.file.as_deref(), env, None)?;
     let text = std::str::from_utf8(&bytes)
         .map_err(|e| CliError::user(format!("{name} is not UTF-8: {e}")))?;
     let mut repo = env.repo()?;

@@ -253,12 +253,18 @@ pub fn one_line(value: Option<&Value>) -> String {
     value.map_or_else(|| "(absent)".to_owned(), crate::canon::to_canonical_string)
 }
 
-/// A path for people: the root is shown as `(document)`.
+/// A path for people: the root is shown as `(document)`; a path whose member names hold
+/// control characters is shown as a JSON string (`"/a\u001bb"`), so hostile names cannot
+/// send escape sequences to the terminal or forge extra lines.
 pub fn show_path(path: &crate::DocPath) -> String {
     if path.is_root() {
-        "(document)".to_owned()
+        return "(document)".to_owned();
+    }
+    let text = path.to_string();
+    if text.chars().any(char::is_control) {
+        crate::canon::to_canonical_string(&Value::String(text))
     } else {
-        path.to_string()
+        text
     }
 }
 
@@ -307,34 +313,59 @@ pub fn change_json(tx: &crate::TxInfo, key: &str, change: &Change) -> Value {
     Value::Object(obj)
 }
 
-/// Reads a file argument, or stdin for `-` or no argument.
+/// The largest JSON document a command reads (64 MiB): a larger input is refused before it
+/// is held in memory whole, so a hostile or mistaken input cannot exhaust memory.
+pub const MAX_DOCUMENT_BYTES: u64 = 64 << 20;
+
+/// Reads a file argument, or stdin for `-` or no argument; refuses more than
+/// [`MAX_DOCUMENT_BYTES`].
 pub fn read_input(
     file: Option<&std::path::Path>,
     env: &super::Env,
 ) -> Result<(String, Vec<u8>), CliError> {
-    match file {
-        None => read_stdin(),
-        Some(p) if p.as_os_str() == "-" => read_stdin(),
+    read_input_with_limit(file, env, Some(MAX_DOCUMENT_BYTES))
+}
+
+/// Reads a file argument, or stdin for `-` or no argument, refusing more than `limit` bytes.
+pub fn read_input_with_limit(
+    file: Option<&std::path::Path>,
+    env: &super::Env,
+    limit: Option<u64>,
+) -> Result<(String, Vec<u8>), CliError> {
+    use std::io::Read;
+    let (name, reader): (String, Box<dyn Read>) = match file {
+        None => ("standard input".to_owned(), Box::new(io::stdin())),
+        Some(p) if p.as_os_str() == "-" => ("standard input".to_owned(), Box::new(io::stdin())),
         Some(p) => {
             let full = if p.is_absolute() {
                 p.to_path_buf()
             } else {
                 env.cwd.join(p)
             };
-            let bytes = std::fs::read(&full)
+            let file = std::fs::File::open(&full)
                 .map_err(|e| CliError::user(format!("cannot read {}: {e}", p.display())))?;
-            Ok((p.display().to_string(), bytes))
+            (p.display().to_string(), Box::new(file))
         }
-    }
-}
-
-fn read_stdin() -> Result<(String, Vec<u8>), CliError> {
-    use std::io::Read;
+    };
     let mut bytes = Vec::new();
-    io::stdin()
-        .read_to_end(&mut bytes)
-        .map_err(|e| CliError::user(format!("cannot read standard input: {e}")))?;
-    Ok(("standard input".to_owned(), bytes))
+    let read = match limit {
+        Some(limit) => reader.take(limit + 1).read_to_end(&mut bytes),
+        None => {
+            let mut reader = reader;
+            reader.read_to_end(&mut bytes)
+        }
+    };
+    read.map_err(|e| CliError::user(format!("cannot read {name}: {e}")))?;
+    if let Some(limit) = limit
+        && bytes.len() as u64 > limit
+    {
+        return Err(CliError::user(format!(
+            "{name} is larger than {} MiB, the largest document hist reads",
+            limit >> 20
+        ))
+        .hint("split the document into several keys"));
+    }
+    Ok((name, bytes))
 }
 
 /// Parses JSON input strictly, naming the input in the error.

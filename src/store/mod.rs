@@ -16,6 +16,9 @@ const MIGRATIONS: &[&str] = &[
 pub(crate) const LARGE_VALUE: usize = 4096;
 
 /// Opens (creating when `create`) the database with the settings the log needs.
+///
+/// Opening an existing, current store writes nothing: it only reads the journal mode and
+/// the schema version, so a reader never waits for (or blocks) a writer on open.
 pub(crate) fn open_db(path: &Path, create: bool) -> rusqlite::Result<Connection> {
     use rusqlite::OpenFlags;
     let mut flags = OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX;
@@ -25,11 +28,14 @@ pub(crate) fn open_db(path: &Path, create: bool) -> rusqlite::Result<Connection>
     let conn = Connection::open_with_flags(path, flags)?;
     conn.busy_timeout(std::time::Duration::from_secs(30))?;
     conn.execute_batch(
-        "PRAGMA journal_mode = WAL;
-         PRAGMA synchronous = FULL;
+        "PRAGMA synchronous = FULL;
          PRAGMA journal_size_limit = 8388608;
          PRAGMA foreign_keys = ON;",
     )?;
+    let mode: String = conn.query_row("PRAGMA journal_mode", [], |r| r.get(0))?;
+    if !mode.eq_ignore_ascii_case("wal") {
+        conn.query_row("PRAGMA journal_mode = WAL", [], |r| r.get::<_, String>(0))?;
+    }
     Ok(conn)
 }
 
@@ -39,17 +45,25 @@ pub(crate) fn schema_version() -> i64 {
 }
 
 /// Brings the schema up to date. Returns the version found before.
+///
+/// A current schema is only read. Otherwise the migrations run in one `BEGIN IMMEDIATE`
+/// transaction that reads the version again first, so two processes opening an old store
+/// at once apply each migration exactly once.
 pub(crate) fn migrate(conn: &mut Connection) -> rusqlite::Result<i64> {
     let found: i64 = conn.query_row("PRAGMA user_version", [], |r| r.get(0))?;
+    if found >= schema_version() {
+        return Ok(found);
+    }
+    let tx = conn.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
+    let found: i64 = tx.query_row("PRAGMA user_version", [], |r| r.get(0))?;
     for (i, sql) in MIGRATIONS
         .iter()
         .enumerate()
         .skip(usize::try_from(found).unwrap_or(0))
     {
-        let tx = conn.transaction()?;
         tx.execute_batch(sql)?;
         tx.execute_batch(&format!("PRAGMA user_version = {}", i + 1))?;
-        tx.commit()?;
     }
+    tx.commit()?;
     Ok(found)
 }

@@ -4,6 +4,7 @@
 mod asof;
 mod blame;
 mod canon;
+mod diff_apply;
 mod export;
 mod gc;
 mod patch_conformance;

@@ -10,11 +10,20 @@ mod test_errors;
 mod test_export;
 mod test_forget;
 mod test_foundation;
+
+mod robust;
+mod test_concurrency;
+mod test_crash;
+mod test_disk_full;
+mod test_garbage_args;
 mod test_gc;
+mod test_hostile;
 mod test_ingest;
 mod test_man;
 mod test_mv;
 mod test_readme;
+mod test_sql_lockdown;
+mod test_tamper;
 mod test_ui;
 
 #[test]
