@@ -30,8 +30,8 @@
 //! how many rows were read. Values are never loaded from the log: a leaf's value is the
 //! document's.
 //!
-//! Renames and compaction are not followed yet; see the hook on `PathMap` for where they
-//! plug in.
+//! Renames are followed back (see `PathMap`), and a leaf whose setter lies in a span that
+//! `hist gc` compacted says so (`Setter::compacted`).
 
 use crate::canon;
 use crate::diff::{self, element_key};
@@ -89,6 +89,9 @@ pub struct Setter {
     pub change_path: DocPath,
     /// What the change did at `change_path`.
     pub op: Op,
+    /// True when `hist gc` compacted the span this change belongs to: the value is the
+    /// last of several, and who set the earlier ones is no longer known.
+    pub compacted: bool,
 }
 
 /// One line of the pretty-printed value, with the leaf it shows.
@@ -157,12 +160,13 @@ impl Repo {
             |r| r.get(0),
         )?;
         let mut stmt = self.conn.prepare_cached(
-            "SELECT id, tx, path, op FROM change_log
+            "SELECT id, tx, path, op, CASE WHEN op = 'move' THEN old END FROM change_log
              WHERE key = ?1 AND seq <= ?2 ORDER BY seq DESC",
         )?;
         let mut rows = stmt.query(params![key, top])?;
         let mut txs: HashMap<i64, TxInfo> = HashMap::new();
-        let mut paths = PathMap;
+        let mut paths = PathMap::default();
+        let spans = self.compactions(key)?;
         while tree.open() > 0 {
             let Some(row) = rows.next()? else { break };
             blame.rows_read += 1;
@@ -173,7 +177,8 @@ impl Repo {
             let op = Op::parse(&op).ok_or_else(|| Error::Corrupt(format!("unknown op {op:?}")))?;
             let recorded = DocPath::parse(&text)
                 .map_err(|e| Error::Corrupt(format!("stored path {text:?}: {e}")))?;
-            let Some(change_path) = paths.map(&recorded, op) else {
+            let moved_from: Option<String> = row.get(4)?;
+            let Some(change_path) = paths.map(&recorded, op, tx, moved_from.as_deref())? else {
                 continue;
             };
             let targets = if root.starts_with(&change_path) {
@@ -196,11 +201,15 @@ impl Repo {
                     info
                 }
             };
+            let compacted = spans
+                .iter()
+                .any(|c| c.first_tx <= tx && tx <= c.last_tx && recorded.starts_with(&c.path));
             let setter = Setter {
                 tx: info,
                 change_id: id,
                 change_path: recorded,
                 op,
+                compacted,
             };
             for node in targets {
                 let leaf = tree.close(node);
@@ -211,22 +220,51 @@ impl Repo {
     }
 }
 
-/// Maps a recorded change path to the path of the same value in the blamed document.
+/// Maps a recorded change path to the path of the same value in the blamed document,
+/// following renames (`hist mv`) back in time.
 ///
-/// Today it is the identity: a change is matched where it was recorded, and a `move` row
-/// counts as a change at its (new) path. This is the hook for the features still to come:
-/// - renames (`hist mv`): on a `move` row from FROM to TO, remember "FROM is now TO" and
-///   map every older row at or below FROM to the same place below TO, so a leaf's blame
-///   follows it back across the rename (the move itself sets nothing);
-/// - compaction (`hist gc`): rows of a `compact` transaction stand for a span of changes;
-///   a leaf whose setter is such a row should say so (a flag on [`BlameLeaf`]).
-struct PathMap;
+/// The log is read newest first. A `move` row from FROM to TO sets nothing itself (the
+/// value only moved); it records "FROM is now TO", so every older row at or below FROM is
+/// matched at the same place below TO, and a leaf's blame follows it back across the
+/// rename (chains a → b → c compose). The parent objects a rename created for TO (adds at
+/// ancestors of TO in the rename's own transaction) set nothing either.
+#[derive(Default)]
+struct PathMap {
+    /// (from, to, tx of the rename), newest rename first.
+    renames: Vec<(DocPath, DocPath, i64)>,
+}
 
 impl PathMap {
     /// Where `recorded` lands in the blamed document (`None`: nowhere, skip the row).
-    #[allow(clippy::unused_self, clippy::unnecessary_wraps)]
-    fn map(&mut self, recorded: &DocPath, _op: Op) -> Option<DocPath> {
-        Some(recorded.clone())
+    fn map(
+        &mut self,
+        recorded: &DocPath,
+        op: Op,
+        tx: i64,
+        moved_from: Option<&str>,
+    ) -> Result<Option<DocPath>> {
+        let mut path = recorded.clone();
+        // Renames newer than this row, oldest first, carry its path forward to today.
+        for (from, to, _) in self.renames.iter().rev() {
+            if let Some(rest) = path.strip_prefix(from) {
+                let mut segs = to.segments().to_vec();
+                segs.extend_from_slice(rest);
+                path = DocPath::from_segments(segs);
+            }
+        }
+        if op == Op::Move {
+            let from = moved_from
+                .and_then(|t| serde_json::from_str::<String>(t).ok())
+                .and_then(|t| DocPath::parse(&t).ok())
+                .ok_or_else(|| Error::Corrupt(format!("the move at {recorded} names no source")))?;
+            self.renames.push((from, recorded.clone(), tx));
+            return Ok(None);
+        }
+        let made_for_rename = self
+            .renames
+            .iter()
+            .any(|(_, to, rtx)| *rtx == tx && to.starts_with(recorded) && to != recorded);
+        Ok((!made_for_rename).then_some(path))
     }
 }
 

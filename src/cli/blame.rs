@@ -74,10 +74,24 @@ pub fn cmd_blame(ui: &mut Ui, env: &Env, args: &BlameArgs) -> Result<(), CliErro
                 obj["reason"] = s.tx.reason.clone().map_or(Value::Null, Value::String);
                 obj["op"] = Value::String(s.op.as_str().to_owned());
                 obj["change_path"] = Value::String(s.change_path.to_string());
+                if s.compacted {
+                    obj["compacted"] = Value::Bool(true);
+                }
             }
             ui.json(&obj)?;
         }
         return Ok(());
+    }
+    let compacted = blame
+        .leaves
+        .iter()
+        .filter(|l| l.setter.as_ref().is_some_and(|s| s.compacted))
+        .count();
+    if compacted > 0 {
+        ui.note(format!(
+            "note: {compacted} leaves were last set in history that gc compacted: their setter \
+             is the last of several changes, the earlier ones are no longer known"
+        ));
     }
     // The gutter: `TX (ACTOR DATE) `, aligned like git blame; empty on structure lines.
     let gutters: Vec<Option<(String, String, String)>> = blame

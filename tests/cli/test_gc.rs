@@ -406,3 +406,37 @@ fn gc_killed_at_any_moment_leaves_all_or_nothing() {
     eprintln!("COVER complete {complete} untouched {untouched}");
     assert_eq!(complete + untouched, 8);
 }
+
+#[test]
+fn blame_says_where_a_leaf_was_compacted() {
+    let env = feed();
+    let at = "@2025-06-02T20:00:00Z";
+    let before = run_ok(&env, &["blame", "feed/a", at, "--json"]);
+    assert!(!before.contains("compacted"));
+    env.run(&["gc", "--actor", "job:gc"]).ok();
+    let out = env.run(&["blame", "feed/a", at, "--json"]);
+    let leaves: Vec<serde_json::Value> = out
+        .ok()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let flagged: Vec<&str> = leaves
+        .iter()
+        .filter(|l| l["compacted"] == true)
+        .map(|l| l["path"].as_str().unwrap())
+        .collect();
+    // As of the end of the second day, both prices were last set by a compacted change;
+    // names are kept forever and never flagged.
+    assert_eq!(flagged, ["/items[id=1]/price", "/items[id=2]/price"]);
+    let human = env.run(&["blame", "feed/a", at]);
+    assert!(human.ok().contains("price"));
+    assert!(
+        human
+            .stderr
+            .contains("2 leaves were last set in history that gc compacted"),
+        "{}",
+        human.stderr
+    );
+    // Today's prices were set after the compacted span: not flagged.
+    assert!(!run_ok(&env, &["blame", "feed/a", "--json"]).contains("compacted"));
+}

@@ -231,3 +231,68 @@ fn a_rename_that_matches_nothing_yet_applies_to_later_snapshots() {
         "+ (document): {\"tier\":\"gold\"}\nrecorded tx 2 (1 change)\n"
     );
 }
+
+#[test]
+fn blame_follows_renames_back() {
+    let env = crate::common::TestEnv::init();
+    let w = ["--actor", "user:sam"];
+    env.run(
+        &[
+            &[
+                "set",
+                "customer/1",
+                "",
+                "{\"billing\":{\"plan\":\"a\"},\"seats\":1}",
+            ][..],
+            &w,
+        ]
+        .concat(),
+    )
+    .ok();
+    env.run(&[
+        "set",
+        "customer/1",
+        "/billing/plan",
+        "\"b\"",
+        "--actor",
+        "user:maria",
+    ])
+    .ok();
+    env.run(
+        &[
+            &["mv", "--keys", "customer/*", "/billing", "/account/billing"][..],
+            &w,
+        ]
+        .concat(),
+    )
+    .ok();
+    env.run(
+        &[
+            &[
+                "mv",
+                "--keys",
+                "customer/*",
+                "/account/billing/plan",
+                "/account/billing/tier",
+            ][..],
+            &w,
+        ]
+        .concat(),
+    )
+    .ok();
+    let out = env.run(&["blame", "customer/1", "--json"]);
+    let leaves: Vec<serde_json::Value> = out
+        .ok()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let tier = leaves
+        .iter()
+        .find(|l| l["path"] == "/account/billing/tier")
+        .unwrap();
+    assert_eq!(tier["actor"], "user:maria", "{tier}");
+    assert_eq!(tier["tx"], 2);
+    assert_eq!(tier["change_path"], "/billing/plan");
+    let seats = leaves.iter().find(|l| l["path"] == "/seats").unwrap();
+    assert_eq!(seats["tx"], 1);
+}
