@@ -22,6 +22,7 @@ pub mod rules;
 mod sql;
 mod store;
 pub mod time;
+pub mod track;
 
 pub use error::{Error, Result};
 pub use fsck::FsckReport;

@@ -247,6 +247,7 @@ impl Repo {
             added_rules: Vec::new(),
             removed_rules: Vec::new(),
             warnings: Vec::new(),
+            record_always: false,
         })
     }
 
@@ -424,9 +425,22 @@ pub struct Txn<'r> {
     added_rules: Vec<(String, String, Option<String>, String)>,
     removed_rules: Vec<i64>,
     warnings: Vec<String>,
+    record_always: bool,
 }
 
 impl Txn<'_> {
+    /// The SQLite transaction this write commits with, for rows of other modules that must
+    /// commit together with it (tracked files).
+    pub(crate) fn sql(&self) -> &Connection {
+        &self.sql
+    }
+
+    /// Records the transaction even if it changes no document (a tracked file whose bytes
+    /// changed while its parsed content did not).
+    pub(crate) fn record_always(&mut self) {
+        self.record_always = true;
+    }
+
     /// The transaction being built (its id is the one it will get).
     pub fn info(&self) -> &TxInfo {
         &self.info
@@ -580,11 +594,15 @@ impl Txn<'_> {
             added_rules,
             removed_rules,
             warnings,
+            record_always,
             ..
         } = self;
         let n_changes: usize = pending.iter().map(|p| p.changes.len()).sum();
-        let records_tx = n_changes > 0 || !added_rules.is_empty() || !removed_rules.is_empty();
+        let records_tx =
+            n_changes > 0 || !added_rules.is_empty() || !removed_rules.is_empty() || record_always;
         if !records_tx && checks.is_empty() {
+            // Rows added through `sql()` (caches) still commit; nothing else was written.
+            sql.commit()?;
             return Ok(Commit {
                 warnings,
                 ..Commit::default()

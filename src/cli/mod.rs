@@ -15,9 +15,11 @@ mod import;
 mod ingest;
 mod init;
 mod log;
+mod restore;
 mod rules;
 mod show;
 mod sql;
+mod track;
 mod write;
 
 pub use error::CliError;
@@ -80,6 +82,16 @@ pub enum Command {
     Fsck(fsck::FsckArgs),
     /// Print a JSON document's canonical form, or its hash.
     Canon(canon::CanonArgs),
+    /// Track files and directories: record them now and version them from then on.
+    Track(track::TrackArgs),
+    /// List tracked files that are modified, new or deleted.
+    Status(track::StatusArgs),
+    /// Record every changed tracked file as one transaction.
+    Commit(track::CommitArgs),
+    /// Stop tracking files or directories (their history stays).
+    Untrack(track::UntrackArgs),
+    /// Write a tracked file back, byte for byte, now or as of a past moment.
+    Restore(restore::RestoreArgs),
 }
 
 /// Options every write takes.
@@ -204,6 +216,11 @@ fn dispatch(ui: &mut Ui, env: &Env, command: Command) -> Result<(), CliError> {
         Command::Rules(args) => rules::cmd_rules(ui, env, &args),
         Command::Fsck(args) => fsck::cmd_fsck(ui, env, &args),
         Command::Canon(args) => canon::cmd_canon(ui, env, &args),
+        Command::Track(args) => track::cmd_track(ui, env, &args),
+        Command::Status(args) => track::cmd_status(ui, env, &args),
+        Command::Commit(args) => track::cmd_commit(ui, env, &args),
+        Command::Untrack(args) => track::cmd_untrack(ui, env, &args),
+        Command::Restore(args) => restore::cmd_restore(ui, env, &args),
     }
 }
 

@@ -6,7 +6,10 @@ use rusqlite::Connection;
 use std::path::Path;
 
 /// Schema migrations, applied in order by `PRAGMA user_version`.
-const MIGRATIONS: &[&str] = &[include_str!("sql/0001_init.sql")];
+const MIGRATIONS: &[&str] = &[
+    include_str!("sql/0001_init.sql"),
+    include_str!("sql/0002_track.sql"),
+];
 
 /// Values whose canonical text is longer than this are stored as objects, once.
 pub(crate) const LARGE_VALUE: usize = 4096;

@@ -5,6 +5,7 @@
 mod common;
 
 mod test_foundation;
+mod test_track;
 
 #[test]
 fn no_forgotten_test_files() {

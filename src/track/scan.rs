@@ -1,0 +1,511 @@
+//! Finding tracked files and what they hold: the tracked set, the walk, the stat cache.
+//!
+//! The stat cache maps a file's (size, mtime, inode) to the blake3 of the bytes it held
+//! when hist last read it. An entry is trusted only when the file's mtime is older than the
+//! moment the entry was written by [`RACY_NS`]: a file changed again within the same clock
+//! tick as the read keeps its mtime, so such "racy" entries are re-hashed (git's rule).
+
+use super::TrackError;
+use crate::canon::ObjectId;
+use crate::error::{Error, Result};
+use rusqlite::{Connection, params};
+use std::collections::{BTreeMap, HashMap};
+use std::fs::Metadata;
+use std::path::{Component, Path, PathBuf};
+use std::time::{SystemTime, UNIX_EPOCH};
+
+/// A stat-cache entry is trusted only if the file's mtime is older than the entry by this much.
+pub const RACY_NS: i64 = 2_000_000_000;
+
+/// The names of directories never walked into, at any depth.
+const SKIPPED_DIRS: [&str; 2] = [crate::HIST_DIR, ".git"];
+
+/// Whether `key` is `base` or inside it (`""` is the root, which holds everything).
+pub(crate) fn is_under(key: &str, base: &str) -> bool {
+    base.is_empty()
+        || key == base
+        || (key.len() > base.len() && key.starts_with(base) && key.as_bytes()[base.len()] == b'/')
+}
+
+/// The tracked set: paths the user named (`include`) and paths excluded inside them.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct Specs {
+    entries: BTreeMap<String, bool>,
+}
+
+impl Specs {
+    pub(crate) fn load(conn: &Connection) -> Result<Self> {
+        let mut stmt = conn.prepare_cached("SELECT path, include FROM track_spec")?;
+        let entries = stmt
+            .query_map([], |r| Ok((r.get::<_, String>(0)?, r.get::<_, bool>(1)?)))?
+            .collect::<rusqlite::Result<_>>()?;
+        Ok(Self { entries })
+    }
+
+    pub(crate) fn save(&self, conn: &Connection) -> Result<()> {
+        conn.execute("DELETE FROM track_spec", [])?;
+        let mut stmt =
+            conn.prepare_cached("INSERT INTO track_spec (path, include) VALUES (?1, ?2)")?;
+        for (path, include) in &self.entries {
+            stmt.execute(params![path, include])?;
+        }
+        Ok(())
+    }
+
+    /// The most specific entry at or above `key`.
+    fn decider(&self, key: &str) -> Option<(&str, bool)> {
+        self.entries
+            .iter()
+            .filter(|(p, _)| is_under(key, p))
+            .max_by_key(|(p, _)| p.len())
+            .map(|(p, inc)| (p.as_str(), *inc))
+    }
+
+    /// Whether `key` is tracked by the set.
+    pub(crate) fn covers(&self, key: &str) -> bool {
+        self.decider(key).is_some_and(|(_, inc)| inc)
+    }
+
+    /// Whether `key`, or something under it, is tracked.
+    pub(crate) fn touches(&self, key: &str) -> bool {
+        self.covers(key) || self.entries.iter().any(|(p, inc)| *inc && is_under(p, key))
+    }
+
+    /// Tracks `key` and everything under it.
+    pub(crate) fn include(&mut self, key: &str) {
+        self.entries.retain(|p, _| !is_under(p, key));
+        if !self.covers(key) {
+            self.entries.insert(key.to_owned(), true);
+        }
+    }
+
+    /// Stops tracking `key` and everything under it.
+    pub(crate) fn exclude(&mut self, key: &str) {
+        self.entries.retain(|p, _| !is_under(p, key));
+        if self.covers(key) {
+            self.entries.insert(key.to_owned(), false);
+        }
+    }
+
+    fn is_excluded(&self, key: &str) -> bool {
+        self.entries.get(key) == Some(&false)
+    }
+
+    /// The included paths a walk starts from: those not already inside an included one.
+    fn walk_roots(&self) -> Vec<&str> {
+        self.entries
+            .iter()
+            .filter(|(p, inc)| {
+                **inc
+                    && !self
+                        .entries
+                        .iter()
+                        .filter(|(q, _)| q.len() < p.len() && is_under(p, q))
+                        .max_by_key(|(q, _)| q.len())
+                        .is_some_and(|(_, inc)| *inc)
+            })
+            .map(|(p, _)| p.as_str())
+            .collect()
+    }
+}
+
+/// What `stat` says about a file, as the cache records it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct FileStat {
+    pub(crate) size: u64,
+    pub(crate) mtime_ns: i64,
+    pub(crate) inode: u64,
+}
+
+impl FileStat {
+    pub(crate) fn of(meta: &Metadata) -> Self {
+        let mtime_ns = meta.modified().map_or(0, |t| system_time_ns(t));
+        #[cfg(unix)]
+        let inode = std::os::unix::fs::MetadataExt::ino(meta);
+        #[cfg(not(unix))]
+        let inode = 0;
+        Self {
+            size: meta.len(),
+            mtime_ns,
+            inode,
+        }
+    }
+}
+
+/// Nanoseconds since the epoch (negative before it), saturating.
+pub(crate) fn system_time_ns(t: SystemTime) -> i64 {
+    match t.duration_since(UNIX_EPOCH) {
+        Ok(d) => i64::try_from(d.as_nanos()).unwrap_or(i64::MAX),
+        Err(e) => i64::try_from(e.duration().as_nanos()).map_or(i64::MIN, |n| -n),
+    }
+}
+
+/// One stat-cache entry.
+#[derive(Clone, Debug)]
+pub(crate) struct CacheEntry {
+    pub(crate) stat: FileStat,
+    pub(crate) object: ObjectId,
+    pub(crate) cached_ns: i64,
+}
+
+impl CacheEntry {
+    /// The content id, when the entry can be trusted for a file with `stat`.
+    fn trusted(&self, stat: &FileStat) -> Option<ObjectId> {
+        (self.stat == *stat && stat.mtime_ns < self.cached_ns.saturating_sub(RACY_NS))
+            .then_some(self.object)
+    }
+}
+
+pub(crate) fn load_cache(conn: &Connection) -> Result<HashMap<String, CacheEntry>> {
+    let mut stmt = conn
+        .prepare_cached("SELECT key, size, mtime_ns, inode, object, cached_ns FROM stat_cache")?;
+    let mut rows = stmt.query([])?;
+    let mut out = HashMap::new();
+    while let Some(r) = rows.next()? {
+        let hex: String = r.get(4)?;
+        let Some(object) = ObjectId::from_hex(&hex) else {
+            continue; // a damaged cache entry is simply not used
+        };
+        let stat = FileStat {
+            size: u64::try_from(r.get::<_, i64>(1)?).unwrap_or(u64::MAX),
+            mtime_ns: r.get(2)?,
+            inode: u64::try_from(r.get::<_, i64>(3)?).unwrap_or(u64::MAX),
+        };
+        out.insert(
+            r.get(0)?,
+            CacheEntry {
+                stat,
+                object,
+                cached_ns: r.get(5)?,
+            },
+        );
+    }
+    Ok(out)
+}
+
+/// New stat-cache entries, written by whoever holds the write transaction.
+pub(crate) fn save_cache(
+    conn: &Connection,
+    updates: &[(String, FileStat, ObjectId)],
+    cached_ns: i64,
+) -> Result<()> {
+    let mut stmt = conn.prepare_cached(
+        "INSERT OR REPLACE INTO stat_cache (key, size, mtime_ns, inode, object, cached_ns)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+    )?;
+    for (key, stat, object) in updates {
+        stmt.execute(params![
+            key,
+            i64::try_from(stat.size).unwrap_or(i64::MAX),
+            stat.mtime_ns,
+            // Inodes above i63 are stored wrapped; equality is all the cache needs.
+            stat.inode.cast_signed(),
+            object.to_hex(),
+            cached_ns
+        ])?;
+    }
+    Ok(())
+}
+
+/// The newest recorded version of every tracked file that exists (not deleted): key → object.
+pub(crate) fn load_live(conn: &Connection) -> Result<HashMap<String, ObjectId>> {
+    let mut stmt =
+        conn.prepare_cached("SELECT key, object, max(tx) FROM file_version GROUP BY key")?;
+    let mut rows = stmt.query([])?;
+    let mut out = HashMap::new();
+    while let Some(r) = rows.next()? {
+        let object: Option<String> = r.get(1)?;
+        if let Some(hex) = object {
+            let id = ObjectId::from_hex(&hex)
+                .ok_or_else(|| Error::Corrupt(format!("file version object id {hex:?}")))?;
+            out.insert(r.get(0)?, id);
+        }
+    }
+    Ok(out)
+}
+
+/// The `.histignore` at the repository root (gitignore syntax); empty when there is none.
+pub(crate) fn load_ignore(root: &Path) -> Result<ignore::gitignore::Gitignore> {
+    let file = root.join(".histignore");
+    if !file.is_file() {
+        return Ok(ignore::gitignore::Gitignore::empty());
+    }
+    let mut builder = ignore::gitignore::GitignoreBuilder::new(root);
+    if let Some(e) = builder.add(&file) {
+        return Err(TrackError::Ignore(e.to_string()).into());
+    }
+    builder
+        .build()
+        .map_err(|e| TrackError::Ignore(e.to_string()).into())
+}
+
+/// The key of a path below `root` (`/` separators), or `None` when it is not UTF-8 text.
+fn key_of(root: &Path, path: &Path) -> Option<String> {
+    let rel = path.strip_prefix(root).ok()?;
+    let mut key = String::new();
+    for c in rel.components() {
+        let Component::Normal(name) = c else {
+            return None;
+        };
+        if !key.is_empty() {
+            key.push('/');
+        }
+        key.push_str(name.to_str()?);
+    }
+    Some(key)
+}
+
+/// What a walk found.
+#[derive(Debug, Default)]
+pub(crate) struct Walked {
+    /// Regular files in the tracked set: key → stat.
+    pub(crate) files: BTreeMap<String, FileStat>,
+    /// Symbolic links and special files skipped, and names that cannot be keys.
+    pub(crate) skipped: Vec<String>,
+}
+
+/// Walks the tracked set below `root` without following symbolic links, skipping `.hist/`,
+/// `.git/`, excluded paths and what `.histignore` lists (the start of a walk, named by the
+/// user, is never skipped as ignored).
+pub(crate) fn walk(
+    root: &Path,
+    specs: &Specs,
+    ignore: &ignore::gitignore::Gitignore,
+) -> Result<Walked> {
+    let mut out = Walked::default();
+    for start in specs.walk_roots() {
+        let top = if start.is_empty() {
+            root.to_path_buf()
+        } else {
+            root.join(start)
+        };
+        match std::fs::symlink_metadata(&top) {
+            Ok(m) if m.file_type().is_symlink() => {
+                out.skipped.push(start.to_owned());
+                continue;
+            }
+            Ok(_) => {}
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
+            Err(e) => return Err(Error::io(&top)(e)),
+        }
+        let walker = walkdir::WalkDir::new(&top)
+            .follow_links(false)
+            .into_iter()
+            .filter_entry(|e| {
+                if e.depth() == 0 {
+                    return true;
+                }
+                let is_dir = e.file_type().is_dir();
+                if is_dir
+                    && e.file_name()
+                        .to_str()
+                        .is_some_and(|n| SKIPPED_DIRS.contains(&n))
+                {
+                    return false;
+                }
+                match key_of(root, e.path()) {
+                    Some(key) => {
+                        !specs.is_excluded(&key) && !ignore.matched(&key, is_dir).is_ignore()
+                    }
+                    None => true, // reported below
+                }
+            });
+        for entry in walker {
+            let entry = entry.map_err(|e| {
+                let path = e.path().map_or_else(|| top.clone(), Path::to_path_buf);
+                Error::io(path)(std::io::Error::other(e.to_string()))
+            })?;
+            let ft = entry.file_type();
+            if ft.is_dir() {
+                continue;
+            }
+            let key = key_of(root, entry.path())
+                .filter(|k| crate::model::check_key(k).is_ok() && !k.is_empty());
+            let Some(key) = key else {
+                out.skipped
+                    .push(entry.path().to_string_lossy().into_owned());
+                continue;
+            };
+            if !ft.is_file() {
+                out.skipped.push(key);
+                continue;
+            }
+            let meta = entry
+                .metadata()
+                .map_err(|e| Error::io(entry.path())(std::io::Error::other(e.to_string())))?;
+            out.files.insert(key, FileStat::of(&meta));
+        }
+    }
+    Ok(out)
+}
+
+/// The regular file at `key`, reached without following a symbolic link; `None` when it is
+/// absent (or is no longer a regular file reachable that way).
+pub(crate) fn stat_key(root: &Path, key: &str) -> Result<Option<FileStat>> {
+    let mut path = root.to_path_buf();
+    let parts: Vec<&str> = key.split('/').collect();
+    for (i, part) in parts.iter().enumerate() {
+        path.push(part);
+        match std::fs::symlink_metadata(&path) {
+            Ok(m) if i + 1 == parts.len() => {
+                return Ok(m.file_type().is_file().then(|| FileStat::of(&m)));
+            }
+            Ok(m) if m.file_type().is_dir() => {}
+            Ok(_) => return Ok(None),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+            Err(e) => return Err(Error::io(&path)(e)),
+        }
+    }
+    Ok(None)
+}
+
+/// Reads the file at `key`, refusing one that was swapped (for a link or another file) since
+/// it was looked at. Returns the bytes and the stat of the file that was read.
+pub(crate) fn read_key(root: &Path, key: &str, stat: &FileStat) -> Result<(Vec<u8>, FileStat)> {
+    use std::io::Read;
+    let path = root.join(key);
+    let mut file = std::fs::File::open(&path).map_err(Error::io(&path))?;
+    let meta = file.metadata().map_err(Error::io(&path))?;
+    let read = FileStat::of(&meta);
+    if !meta.is_file() || read.inode != stat.inode {
+        return Err(TrackError::Raced(key.to_owned()).into());
+    }
+    let mut bytes = Vec::with_capacity(usize::try_from(meta.len()).unwrap_or(0));
+    file.read_to_end(&mut bytes).map_err(Error::io(&path))?;
+    Ok((bytes, read))
+}
+
+/// The state of one file against its last recorded version.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum FileState {
+    /// Recorded, and its bytes differ now.
+    Modified,
+    /// In a tracked directory, never recorded (or recorded as deleted).
+    New,
+    /// Recorded, and gone from disk.
+    Deleted,
+}
+
+impl FileState {
+    /// `modified`, `new`, `deleted`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            FileState::Modified => "modified",
+            FileState::New => "new",
+            FileState::Deleted => "deleted",
+        }
+    }
+}
+
+/// One file that differs from its last recorded version.
+#[derive(Debug)]
+pub(crate) struct Pending {
+    pub(crate) key: String,
+    pub(crate) state: FileState,
+    /// The bytes now (absent when deleted), when asked to keep them.
+    pub(crate) bytes: Option<Vec<u8>>,
+}
+
+/// The result of comparing the tracked set with the disk.
+#[derive(Debug, Default)]
+pub(crate) struct Scan {
+    pub(crate) pending: Vec<Pending>,
+    /// Files in scope with a recorded version that still exists on disk, unchanged or not.
+    pub(crate) tracked: usize,
+    pub(crate) cache_updates: Vec<(String, FileStat, ObjectId)>,
+    pub(crate) hashed: usize,
+    pub(crate) skipped: Vec<String>,
+}
+
+/// Compares the files in scope (and matching `filter`, when given) with their last recorded
+/// versions. Bytes are read only when the stat cache cannot vouch for a file; they are kept
+/// for files that differ when `keep` is set.
+pub(crate) fn scan(
+    root: &Path,
+    conn: &Connection,
+    specs: &Specs,
+    filter: Option<&[String]>,
+    keep: bool,
+    progress: &mut dyn FnMut(usize, usize),
+) -> Result<Scan> {
+    let ignore = load_ignore(root)?;
+    let live = load_live(conn)?;
+    let cache = load_cache(conn)?;
+    let wanted = |key: &str| filter.is_none_or(|f| f.iter().any(|p| is_under(key, p)));
+    let walked = walk(root, specs, &ignore)?;
+    let mut files: BTreeMap<String, Option<FileStat>> = walked
+        .files
+        .into_iter()
+        .filter(|(k, _)| wanted(k))
+        .map(|(k, s)| (k, Some(s)))
+        .collect();
+    for key in live.keys() {
+        if !files.contains_key(key) && specs.covers(key) && wanted(key) {
+            files.insert(key.clone(), stat_key(root, key)?);
+        }
+    }
+    let mut out = Scan {
+        skipped: walked.skipped,
+        ..Scan::default()
+    };
+    let total = files.len();
+    for (done, (key, stat)) in files.into_iter().enumerate() {
+        if done % 256 == 0 {
+            progress(done, total);
+        }
+        let recorded = live.get(&key).copied();
+        let Some(stat) = stat else {
+            if recorded.is_some() {
+                out.pending.push(Pending {
+                    key,
+                    state: FileState::Deleted,
+                    bytes: None,
+                });
+            }
+            continue;
+        };
+        if recorded.is_some() {
+            out.tracked += 1;
+        }
+        let cached = cache.get(&key).and_then(|c| c.trusted(&stat));
+        let (object, bytes) = match cached {
+            Some(id) => (id, None),
+            None => {
+                let (bytes, read) = read_key(root, &key, &stat)?;
+                out.hashed += 1;
+                let id = ObjectId::of(&bytes);
+                // Rewritten even when equal: a fresh entry is no longer racy.
+                out.cache_updates.push((key.clone(), read, id));
+                (id, Some(bytes))
+            }
+        };
+        let state = match recorded {
+            Some(r) if r == object => continue,
+            Some(_) => FileState::Modified,
+            None => FileState::New,
+        };
+        let bytes = match (keep, bytes) {
+            (false, _) => None,
+            (true, Some(b)) => Some(b),
+            (true, None) => Some(read_key(root, &key, &stat)?.0),
+        };
+        out.pending.push(Pending { key, state, bytes });
+    }
+    progress(total, total);
+    Ok(out)
+}
+
+/// Lexically normalized absolute form of a path (`.` and `..` resolved without the disk).
+pub(crate) fn normalize(path: &Path) -> PathBuf {
+    let mut out = PathBuf::new();
+    for c in path.components() {
+        match c {
+            Component::CurDir => {}
+            Component::ParentDir => {
+                out.pop();
+            }
+            other => out.push(other),
+        }
+    }
+    out
+}
