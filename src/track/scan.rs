@@ -119,7 +119,7 @@ pub(crate) struct FileStat {
 
 impl FileStat {
     pub(crate) fn of(meta: &Metadata) -> Self {
-        let mtime_ns = meta.modified().map_or(0, |t| system_time_ns(t));
+        let mtime_ns = meta.modified().map_or(0, system_time_ns);
         #[cfg(unix)]
         let inode = std::os::unix::fs::MetadataExt::ino(meta);
         #[cfg(not(unix))]
