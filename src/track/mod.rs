@@ -12,7 +12,8 @@
 //!   [`formats`] for how each format is read), and its raw bytes are kept as an object so
 //!   [`Repo::restore_file`] writes it back byte for byte. A deleted file removes the document.
 //! - **Stat cache**: size, mtime and inode of each file when hist last read it, with the hash
-//!   of its bytes, so `status` and `commit` read only files whose stat changed (see [`scan`]).
+//!   of its bytes, so `status` and `commit` read only files whose stat changed; an entry
+//!   written less than [`RACY_NS`] after the file's mtime is not trusted ("racy", as in git).
 //!
 //! Recording is all or nothing: every file is read and parsed before anything is written, so
 //! a file that does not parse fails the whole command and leaves the repository as it was.
@@ -381,7 +382,7 @@ impl Repo {
     /// history and documents stay; the files on disk are not touched.
     pub fn untrack(&mut self, paths: &[&Path], cwd: &Path) -> Result<Untracked> {
         let mut specs = Specs::load(&self.conn)?;
-        let live = scan::load_live(&self.conn)?;
+        let live = scan::load_index(&self.conn)?;
         let mut keys = Vec::new();
         for path in paths {
             let key = self.key_for_path(cwd, path)?;
@@ -478,10 +479,7 @@ impl Repo {
                     object.map(|(_, n)| i64::try_from(n).unwrap_or(i64::MAX))
                 ],
             )?;
-            if p.state == FileState::Deleted {
-                txn.sql()
-                    .execute("DELETE FROM stat_cache WHERE key = ?1", [&p.key])?;
-            }
+            scan::set_recorded(txn.sql(), &p.key, object.map(|(id, _)| id), tx_id)?;
             out.files.push(RecordedFile {
                 key: p.key.clone(),
                 state: p.state,

@@ -163,7 +163,7 @@ impl Repo {
                 match out {
                     Some(_) => return Err(TrackError::Exists(path.display().to_string()).into()),
                     None => {
-                        let live = scan::load_live(&self.conn)?.get(key).copied();
+                        let live = scan::recorded_object(&self.conn, key)?;
                         if live != Some(ObjectId::of(&current)) {
                             return Err(TrackError::Uncommitted(key.to_owned()).into());
                         }

@@ -87,6 +87,10 @@ impl Specs {
         }
     }
 
+    fn has_excludes(&self) -> bool {
+        self.entries.values().any(|inc| !inc)
+    }
+
     fn is_excluded(&self, key: &str) -> bool {
         self.entries.get(key) == Some(&false)
     }
@@ -156,42 +160,103 @@ impl CacheEntry {
     }
 }
 
-pub(crate) fn load_cache(conn: &Connection) -> Result<HashMap<String, CacheEntry>> {
-    let mut stmt = conn
-        .prepare_cached("SELECT key, size, mtime_ns, inode, object, cached_ns FROM stat_cache")?;
+/// One row of the index: a tracked file's newest version, and the stat cache.
+#[derive(Clone, Debug)]
+pub(crate) struct IndexEntry {
+    pub(crate) recorded: ObjectId,
+    pub(crate) cache: Option<CacheEntry>,
+}
+
+fn blob_id(bytes: &[u8]) -> Option<ObjectId> {
+    <[u8; 32]>::try_from(bytes).ok().map(ObjectId)
+}
+
+/// The index: every tracked file that exists in its newest version, by key.
+pub(crate) fn load_index(conn: &Connection) -> Result<HashMap<String, IndexEntry>> {
+    let mut stmt = conn.prepare_cached(
+        "SELECT key, object, size, mtime_ns, inode, seen, cached_ns FROM track_index",
+    )?;
     let mut rows = stmt.query([])?;
-    let mut out = HashMap::new();
+    let mut out = HashMap::with_capacity(1024);
     while let Some(r) = rows.next()? {
-        let hex: String = r.get(4)?;
-        let Some(object) = ObjectId::from_hex(&hex) else {
-            continue; // a damaged cache entry is simply not used
-        };
-        let stat = FileStat {
-            size: u64::try_from(r.get::<_, i64>(1)?).unwrap_or(u64::MAX),
-            mtime_ns: r.get(2)?,
-            inode: u64::try_from(r.get::<_, i64>(3)?).unwrap_or(u64::MAX),
-        };
-        out.insert(
-            r.get(0)?,
-            CacheEntry {
-                stat,
-                object,
-                cached_ns: r.get(5)?,
-            },
+        let key: String = r.get(0)?;
+        let recorded = r
+            .get_ref(1)?
+            .as_blob()
+            .ok()
+            .and_then(blob_id)
+            .ok_or_else(|| {
+                Error::Corrupt(format!("the index entry of {key} has a bad object id"))
+            })?;
+        let stat = (
+            r.get::<_, Option<i64>>(2)?,
+            r.get::<_, Option<i64>>(3)?,
+            r.get::<_, Option<i64>>(4)?,
         );
+        let seen = r.get_ref(5)?.as_blob().ok().and_then(blob_id);
+        let cache = match (stat, seen, r.get::<_, Option<i64>>(6)?) {
+            ((Some(size), Some(mtime_ns), Some(inode)), Some(object), Some(cached_ns)) => {
+                Some(CacheEntry {
+                    stat: FileStat {
+                        size: u64::try_from(size).unwrap_or(u64::MAX),
+                        mtime_ns,
+                        inode: inode.cast_unsigned(),
+                    },
+                    object,
+                    cached_ns,
+                })
+            }
+            _ => None, // no entry, or a damaged one: simply not used
+        };
+        out.insert(key, IndexEntry { recorded, cache });
     }
     Ok(out)
 }
 
-/// New stat-cache entries, written by whoever holds the write transaction.
+/// The newest recorded version of one tracked file that exists.
+pub(crate) fn recorded_object(conn: &Connection, key: &str) -> Result<Option<ObjectId>> {
+    use rusqlite::OptionalExtension;
+    let blob: Option<Vec<u8>> = conn
+        .query_row(
+            "SELECT object FROM track_index WHERE key = ?1",
+            [key],
+            |r| r.get(0),
+        )
+        .optional()?;
+    Ok(blob.as_deref().and_then(blob_id))
+}
+
+/// Records a new version of a file in the index (`None`: deleted), keeping its cache entry.
+pub(crate) fn set_recorded(
+    conn: &Connection,
+    key: &str,
+    object: Option<ObjectId>,
+    tx: i64,
+) -> Result<()> {
+    match object {
+        Some(id) => conn
+            .prepare_cached(
+                "INSERT INTO track_index (key, object, tx) VALUES (?1, ?2, ?3)
+                 ON CONFLICT (key) DO UPDATE SET object = ?2, tx = ?3",
+            )?
+            .execute(params![key, id.0.as_slice(), tx])?,
+        None => conn
+            .prepare_cached("DELETE FROM track_index WHERE key = ?1")?
+            .execute([key])?,
+    };
+    Ok(())
+}
+
+/// New stat-cache entries (for files in the index), written by whoever holds the write
+/// transaction.
 pub(crate) fn save_cache(
     conn: &Connection,
     updates: &[(String, FileStat, ObjectId)],
     cached_ns: i64,
 ) -> Result<()> {
     let mut stmt = conn.prepare_cached(
-        "INSERT OR REPLACE INTO stat_cache (key, size, mtime_ns, inode, object, cached_ns)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+        "UPDATE track_index SET size = ?2, mtime_ns = ?3, inode = ?4, seen = ?5, cached_ns = ?6
+         WHERE key = ?1",
     )?;
     for (key, stat, object) in updates {
         stmt.execute(params![
@@ -200,28 +265,11 @@ pub(crate) fn save_cache(
             stat.mtime_ns,
             // Inodes above i63 are stored wrapped; equality is all the cache needs.
             stat.inode.cast_signed(),
-            object.to_hex(),
+            object.0.as_slice(),
             cached_ns
         ])?;
     }
     Ok(())
-}
-
-/// The newest recorded version of every tracked file that exists (not deleted): key → object.
-pub(crate) fn load_live(conn: &Connection) -> Result<HashMap<String, ObjectId>> {
-    let mut stmt =
-        conn.prepare_cached("SELECT key, object, max(tx) FROM file_version GROUP BY key")?;
-    let mut rows = stmt.query([])?;
-    let mut out = HashMap::new();
-    while let Some(r) = rows.next()? {
-        let object: Option<String> = r.get(1)?;
-        if let Some(hex) = object {
-            let id = ObjectId::from_hex(&hex)
-                .ok_or_else(|| Error::Corrupt(format!("file version object id {hex:?}")))?;
-            out.insert(r.get(0)?, id);
-        }
-    }
-    Ok(out)
 }
 
 /// The `.histignore` at the repository root (gitignore syntax); empty when there is none.
@@ -241,6 +289,25 @@ pub(crate) fn load_ignore(root: &Path) -> Result<ignore::gitignore::Gitignore> {
 
 /// The key of a path below `root` (`/` separators), or `None` when it is not UTF-8 text.
 fn key_of(root: &Path, path: &Path) -> Option<String> {
+    #[cfg(unix)]
+    {
+        // Fast path: the walk builds paths as `root/a/b`.
+        use std::os::unix::ffi::OsStrExt;
+        let (r, p) = (root.as_os_str().as_bytes(), path.as_os_str().as_bytes());
+        if let Some(rest) = p.strip_prefix(r).and_then(|rest| rest.strip_prefix(b"/"))
+            && !r.is_empty()
+            && !r.ends_with(b"/")
+            && !rest.is_empty()
+            && !rest.starts_with(b"/")
+            && !rest.ends_with(b"/")
+            && !rest.windows(2).any(|w| w == b"//")
+        {
+            let key = std::str::from_utf8(rest).ok()?;
+            if !key.split('/').any(|c| c == "." || c == "..") {
+                return Some(key.to_owned());
+            }
+        }
+    }
     let rel = path.strip_prefix(root).ok()?;
     let mut key = String::new();
     for c in rel.components() {
@@ -258,21 +325,23 @@ fn key_of(root: &Path, path: &Path) -> Option<String> {
 /// What a walk found.
 #[derive(Debug, Default)]
 pub(crate) struct Walked {
-    /// Regular files in the tracked set: key → stat.
-    pub(crate) files: BTreeMap<String, FileStat>,
+    /// Regular files in the tracked set, with their stat.
+    pub(crate) files: Vec<(String, FileStat)>,
     /// Symbolic links and special files skipped, and names that cannot be keys.
     pub(crate) skipped: Vec<String>,
 }
 
 /// Walks the tracked set below `root` without following symbolic links, skipping `.hist/`,
 /// `.git/`, excluded paths and what `.histignore` lists (the start of a walk, named by the
-/// user, is never skipped as ignored).
+/// user, is never skipped as ignored). The directories below each start are walked by a few
+/// threads at once, as git's preloaded index stats files in parallel.
 pub(crate) fn walk(
     root: &Path,
     specs: &Specs,
     ignore: &ignore::gitignore::Gitignore,
 ) -> Result<Walked> {
     let mut out = Walked::default();
+    let mut jobs = Vec::new();
     for start in specs.walk_roots() {
         let top = if start.is_empty() {
             root.to_path_buf()
@@ -288,55 +357,117 @@ pub(crate) fn walk(
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
             Err(e) => return Err(Error::io(&top)(e)),
         }
-        let walker = walkdir::WalkDir::new(&top)
-            .follow_links(false)
-            .into_iter()
-            .filter_entry(|e| {
-                if e.depth() == 0 {
-                    return true;
-                }
-                let is_dir = e.file_type().is_dir();
-                if is_dir
-                    && e.file_name()
-                        .to_str()
-                        .is_some_and(|n| SKIPPED_DIRS.contains(&n))
-                {
-                    return false;
-                }
-                match key_of(root, e.path()) {
-                    Some(key) => {
-                        !specs.is_excluded(&key) && !ignore.matched(&key, is_dir).is_ignore()
-                    }
-                    None => true, // reported below
-                }
-            });
-        for entry in walker {
-            let entry = entry.map_err(|e| {
-                let path = e.path().map_or_else(|| top.clone(), Path::to_path_buf);
-                Error::io(path)(std::io::Error::other(e.to_string()))
-            })?;
-            let ft = entry.file_type();
-            if ft.is_dir() {
-                continue;
-            }
-            let key = key_of(root, entry.path())
-                .filter(|k| crate::model::check_key(k).is_ok() && !k.is_empty());
-            let Some(key) = key else {
-                out.skipped
-                    .push(entry.path().to_string_lossy().into_owned());
-                continue;
-            };
-            if !ft.is_file() {
-                out.skipped.push(key);
-                continue;
-            }
-            let meta = entry
-                .metadata()
-                .map_err(|e| Error::io(entry.path())(std::io::Error::other(e.to_string())))?;
-            out.files.insert(key, FileStat::of(&meta));
-        }
+        walk_from(root, &top, specs, ignore, &mut out, Some(&mut jobs))?;
     }
+    let workers = std::thread::available_parallelism()
+        .map_or(1, std::num::NonZero::get)
+        .clamp(1, 4);
+    if workers == 1 || jobs.len() < 2 {
+        for dir in &jobs {
+            walk_from(root, dir, specs, ignore, &mut out, None)?;
+        }
+        out.skipped.sort();
+        return Ok(out);
+    }
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    let parts: Vec<Result<Walked>> = std::thread::scope(|s| {
+        let handles: Vec<_> = (0..workers)
+            .map(|_| {
+                s.spawn(|| {
+                    let mut part = Walked::default();
+                    loop {
+                        let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                        let Some(dir) = jobs.get(i) else { break };
+                        walk_from(root, dir, specs, ignore, &mut part, None)?;
+                    }
+                    Ok(part)
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| {
+                h.join()
+                    .unwrap_or_else(|_| Err(Error::Corrupt("a walker thread panicked".into())))
+            })
+            .collect()
+    });
+    for part in parts {
+        let part = part?;
+        out.files.extend(part.files);
+        out.skipped.extend(part.skipped);
+    }
+    out.skipped.sort();
     Ok(out)
+}
+
+/// Walks below `top` (which passed the filters). With `jobs`, only its direct entries are
+/// looked at and its subdirectories are handed out as jobs instead.
+fn walk_from(
+    root: &Path,
+    top: &Path,
+    specs: &Specs,
+    ignore: &ignore::gitignore::Gitignore,
+    out: &mut Walked,
+    mut jobs: Option<&mut Vec<PathBuf>>,
+) -> Result<()> {
+    let mut walker = walkdir::WalkDir::new(top).follow_links(false);
+    if jobs.is_some() {
+        walker = walker.max_depth(1);
+    }
+    let filtering = specs.has_excludes() || !ignore.is_empty();
+    let skipped = |key: &str, is_dir: bool| {
+        filtering && (specs.is_excluded(key) || ignore.matched(key, is_dir).is_ignore())
+    };
+    // Directories are pruned here; files are checked below, where their key is made anyway.
+    let walker = walker.into_iter().filter_entry(|e| {
+        if e.depth() == 0 || !e.file_type().is_dir() {
+            return true;
+        }
+        if e.file_name()
+            .to_str()
+            .is_some_and(|n| SKIPPED_DIRS.contains(&n))
+        {
+            return false;
+        }
+        !filtering || key_of(root, e.path()).is_none_or(|key| !skipped(&key, true))
+    });
+    for entry in walker {
+        let entry = entry.map_err(|e| {
+            let path = e
+                .path()
+                .map_or_else(|| top.to_path_buf(), Path::to_path_buf);
+            Error::io(path)(std::io::Error::other(e.to_string()))
+        })?;
+        let ft = entry.file_type();
+        if ft.is_dir() {
+            if entry.depth() == 1
+                && let Some(jobs) = jobs.as_deref_mut()
+            {
+                jobs.push(entry.into_path());
+            }
+            continue;
+        }
+        let key = key_of(root, entry.path())
+            .filter(|k| crate::model::check_key(k).is_ok() && !k.is_empty());
+        let Some(key) = key else {
+            out.skipped
+                .push(entry.path().to_string_lossy().into_owned());
+            continue;
+        };
+        if entry.depth() > 0 && skipped(&key, false) {
+            continue;
+        }
+        if !ft.is_file() {
+            out.skipped.push(key);
+            continue;
+        }
+        let meta = entry
+            .metadata()
+            .map_err(|e| Error::io(entry.path())(std::io::Error::other(e.to_string())))?;
+        out.files.push((key, FileStat::of(&meta)));
+    }
+    Ok(())
 }
 
 /// The regular file at `key`, reached without following a symbolic link; `None` when it is
@@ -429,19 +560,31 @@ pub(crate) fn scan(
     progress: &mut dyn FnMut(usize, usize),
 ) -> Result<Scan> {
     let ignore = load_ignore(root)?;
-    let live = load_live(conn)?;
-    let cache = load_cache(conn)?;
+    // The walk (mostly waiting on the file system) runs while the index is read.
+    let (walked, index) = std::thread::scope(|s| {
+        let walker = s.spawn(|| walk(root, specs, &ignore));
+        let index = load_index(conn);
+        let walked = walker
+            .join()
+            .unwrap_or_else(|_| Err(Error::Corrupt("the walker thread panicked".into())));
+        (walked, index)
+    });
+    let (walked, mut index) = (walked?, index?);
     let wanted = |key: &str| filter.is_none_or(|f| f.iter().any(|p| is_under(key, p)));
-    let walked = walk(root, specs, &ignore)?;
-    let mut files: BTreeMap<String, Option<FileStat>> = walked
-        .files
-        .into_iter()
-        .filter(|(k, _)| wanted(k))
-        .map(|(k, s)| (k, Some(s)))
-        .collect();
-    for key in live.keys() {
-        if !files.contains_key(key) && specs.covers(key) && wanted(key) {
-            files.insert(key.clone(), stat_key(root, key)?);
+    // (key, stat now, index entry)
+    let mut files: Vec<(String, Option<FileStat>, Option<IndexEntry>)> =
+        Vec::with_capacity(walked.files.len());
+    for (key, stat) in walked.files {
+        if wanted(&key) {
+            let entry = index.remove(&key);
+            files.push((key, Some(stat), entry));
+        }
+    }
+    // Recorded files the walk did not meet: deleted, or ignored since they were recorded.
+    for (key, entry) in index {
+        if specs.covers(&key) && wanted(&key) {
+            let stat = stat_key(root, &key)?;
+            files.push((key, stat, Some(entry)));
         }
     }
     let mut out = Scan {
@@ -449,13 +592,12 @@ pub(crate) fn scan(
         ..Scan::default()
     };
     let total = files.len();
-    for (done, (key, stat)) in files.into_iter().enumerate() {
+    for (done, (key, stat, entry)) in files.into_iter().enumerate() {
         if done % 256 == 0 {
             progress(done, total);
         }
-        let recorded = live.get(&key).copied();
         let Some(stat) = stat else {
-            if recorded.is_some() {
+            if entry.is_some() {
                 out.pending.push(Pending {
                     key,
                     state: FileState::Deleted,
@@ -464,10 +606,26 @@ pub(crate) fn scan(
             }
             continue;
         };
-        if recorded.is_some() {
-            out.tracked += 1;
-        }
-        let cached = cache.get(&key).and_then(|c| c.trusted(&stat));
+        let Some(IndexEntry { recorded, cache }) = entry else {
+            // New: its content matters only to a commit.
+            let bytes = if keep {
+                let (bytes, read) = read_key(root, &key, &stat)?;
+                out.hashed += 1;
+                out.cache_updates
+                    .push((key.clone(), read, ObjectId::of(&bytes)));
+                Some(bytes)
+            } else {
+                None
+            };
+            out.pending.push(Pending {
+                key,
+                state: FileState::New,
+                bytes,
+            });
+            continue;
+        };
+        out.tracked += 1;
+        let cached = cache.and_then(|c| c.trusted(&stat));
         let (object, bytes) = match cached {
             Some(id) => (id, None),
             None => {
@@ -479,18 +637,21 @@ pub(crate) fn scan(
                 (id, Some(bytes))
             }
         };
-        let state = match recorded {
-            Some(r) if r == object => continue,
-            Some(_) => FileState::Modified,
-            None => FileState::New,
-        };
+        if object == recorded {
+            continue;
+        }
         let bytes = match (keep, bytes) {
             (false, _) => None,
             (true, Some(b)) => Some(b),
             (true, None) => Some(read_key(root, &key, &stat)?.0),
         };
-        out.pending.push(Pending { key, state, bytes });
+        out.pending.push(Pending {
+            key,
+            state: FileState::Modified,
+            bytes,
+        });
     }
+    out.pending.sort_by(|a, b| a.key.cmp(&b.key));
     progress(total, total);
     Ok(out)
 }

@@ -213,3 +213,25 @@ fn fsck_reports_a_missing_raw_bytes_object() {
         vec![format!("object {hex} is referenced but missing")]
     );
 }
+
+#[test]
+fn status_does_not_read_new_files() {
+    let (dir, mut repo, old) = tree(3);
+    let now = SystemTime::now();
+    repo.track(&[Path::new(".")], dir.path(), opts(), now, &mut nothing)
+        .unwrap();
+    write(dir.path(), "a/new.json", "{}", old);
+    let status = repo.status(now).unwrap();
+    assert_eq!((status.hashed, status.tracked), (0, 3));
+    assert_eq!(
+        status.files,
+        vec![FileStatus {
+            key: "a/new.json".into(),
+            state: FileState::New
+        }]
+    );
+    let rec = repo
+        .commit_files(&[], dir.path(), opts(), now, &mut nothing)
+        .unwrap();
+    assert_eq!((rec.hashed, rec.parsed, rec.tracked), (1, 1, 4));
+}

@@ -19,14 +19,18 @@ CREATE TABLE file_version (
     PRIMARY KEY (key, tx)
 ) STRICT, WITHOUT ROWID;
 
--- The stat cache, like git's index: what the file at `key` held when it last had this size,
--- mtime and inode. Trusted only when the mtime is older than the entry by a safety margin
--- (a "racy" entry is re-hashed). A cache, not history: it may be dropped at any time.
-CREATE TABLE stat_cache (
+-- The index, like git's: one row per tracked file that exists in its newest version (a
+-- deletion removes the row), with that version and the stat cache: what the file held when
+-- hist last read it with this size, mtime and inode. The cache columns are trusted only when
+-- the mtime is older than `cached_ns` by a safety margin (a "racy" entry is re-hashed).
+-- `object` always equals the newest `file_version` row's; the cache columns may be dropped.
+CREATE TABLE track_index (
     key         TEXT PRIMARY KEY,
-    size        INTEGER NOT NULL,
-    mtime_ns    INTEGER NOT NULL,
-    inode       INTEGER NOT NULL,
-    object      TEXT NOT NULL,          -- blake3 of the raw bytes (the object id they get)
-    cached_ns   INTEGER NOT NULL        -- file-system time when the bytes were read
+    object      BLOB NOT NULL,          -- blake3 of the newest version's bytes (its object id)
+    tx          INTEGER NOT NULL,       -- the transaction that recorded it
+    size        INTEGER,                -- the stat cache (NULL: none)
+    mtime_ns    INTEGER,
+    inode       INTEGER,
+    seen        BLOB,                   -- blake3 of the bytes the file held with that stat
+    cached_ns   INTEGER                 -- file-system time when those bytes were read
 ) STRICT, WITHOUT ROWID;
