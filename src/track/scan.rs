@@ -17,8 +17,8 @@ use std::time::{SystemTime, UNIX_EPOCH};
 /// A stat-cache entry is trusted only if the file's mtime is older than the entry by this much.
 pub const RACY_NS: i64 = 2_000_000_000;
 
-/// The names of directories never walked into, at any depth.
-const SKIPPED_DIRS: [&str; 2] = [crate::HIST_DIR, ".git"];
+/// Names never walked into or recorded, at any depth (a `.git` file links a submodule).
+const SKIPPED_NAMES: [&str; 2] = [crate::HIST_DIR, ".git"];
 
 /// Whether `key` is `base` or inside it (`""` is the root, which holds everything).
 pub(crate) fn is_under(key: &str, base: &str) -> bool {
@@ -421,16 +421,18 @@ fn walk_from(
     };
     // Directories are pruned here; files are checked below, where their key is made anyway.
     let walker = walker.into_iter().filter_entry(|e| {
-        if e.depth() == 0 || !e.file_type().is_dir() {
+        if e.depth() == 0 {
             return true;
         }
         if e.file_name()
             .to_str()
-            .is_some_and(|n| SKIPPED_DIRS.contains(&n))
+            .is_some_and(|n| SKIPPED_NAMES.contains(&n))
         {
             return false;
         }
-        !filtering || key_of(root, e.path()).is_none_or(|key| !skipped(&key, true))
+        !e.file_type().is_dir()
+            || !filtering
+            || key_of(root, e.path()).is_none_or(|key| !skipped(&key, true))
     });
     for entry in walker {
         let entry = entry.map_err(|e| {

@@ -562,3 +562,24 @@ fn racy_edit_keeping_size_and_mtime_is_still_found() {
         .unwrap();
     assert_eq!(env.run(&["status"]).ok(), "modified  config/app.toml\n");
 }
+
+#[test]
+fn git_directories_and_submodule_links_are_never_tracked() {
+    let env = TestEnv::init();
+    env.write(".git/HEAD", "ref: refs/heads/main\n");
+    env.write("vendor/lib/.git", "gitdir: ../../.git/modules/lib\n");
+    env.write("vendor/lib/conf.json", "{}");
+    env.write("app.yaml", "a: 1\n");
+    assert_eq!(
+        env.run(&["track", ".", ACTOR]).ok(),
+        "new       app.yaml\nnew       vendor/lib/conf.json\n\
+         recorded tx 1: 2 new, 0 modified, 0 deleted\n"
+    );
+    let err = env.run(&["track", ".git/HEAD", ACTOR]);
+    assert!(err.fails(1).contains(".git/HEAD is inside .hist/ or .git/"));
+    let err = env.run(&["restore", ".git/HEAD"]);
+    assert!(
+        err.fails(1)
+            .contains("does not name a file inside the repository")
+    );
+}
