@@ -71,12 +71,11 @@ impl Specs {
         self.covers(key) || self.entries.iter().any(|(p, inc)| *inc && is_under(p, key))
     }
 
-    /// Tracks `key` and everything under it.
+    /// Tracks `key` and everything under it (named, it is walked even if `.histignore`
+    /// lists it).
     pub(crate) fn include(&mut self, key: &str) {
         self.entries.retain(|p, _| !is_under(p, key));
-        if !self.covers(key) {
-            self.entries.insert(key.to_owned(), true);
-        }
+        self.entries.insert(key.to_owned(), true);
     }
 
     /// Stops tracking `key` and everything under it.
@@ -89,10 +88,6 @@ impl Specs {
 
     fn has_excludes(&self) -> bool {
         self.entries.values().any(|inc| !inc)
-    }
-
-    fn is_excluded(&self, key: &str) -> bool {
-        self.entries.get(key) == Some(&false)
     }
 
     /// The included paths a walk starts from: those not already inside an included one.
@@ -416,8 +411,13 @@ fn walk_from(
         walker = walker.max_depth(1);
     }
     let filtering = specs.has_excludes() || !ignore.is_empty();
+    // Excluded paths are skipped; ignored ones too, unless the user tracked them by name.
     let skipped = |key: &str, is_dir: bool| {
-        filtering && (specs.is_excluded(key) || ignore.matched(key, is_dir).is_ignore())
+        filtering
+            && match specs.entries.get(key) {
+                Some(include) => !include,
+                None => ignore.matched(key, is_dir).is_ignore(),
+            }
     };
     // Directories are pruned here; files are checked below, where their key is made anyway.
     let walker = walker.into_iter().filter_entry(|e| {

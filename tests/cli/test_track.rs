@@ -583,3 +583,15 @@ fn git_directories_and_submodule_links_are_never_tracked() {
             .contains("does not name a file inside the repository")
     );
 }
+
+#[test]
+fn an_ignored_path_tracked_by_name_stays_tracked() {
+    let env = tracked();
+    assert_eq!(
+        env.run(&["track", "tmp", ACTOR]).ok(),
+        "new       tmp/scratch.json\nrecorded tx 2: 1 new, 0 modified, 0 deleted\n"
+    );
+    env.write("tmp/more.json", "{}");
+    env.write("debug.log", "still ignored\n");
+    assert_eq!(env.run(&["status"]).ok(), "new       tmp/more.json\n");
+}
