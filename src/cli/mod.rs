@@ -19,6 +19,7 @@ mod restore;
 mod rules;
 mod show;
 mod sql;
+mod status;
 mod track;
 mod write;
 
@@ -85,11 +86,11 @@ pub enum Command {
     /// Track files and directories: record them now and version them from then on.
     Track(track::TrackArgs),
     /// List tracked files that are modified, new or deleted.
-    Status(track::StatusArgs),
+    Status(status::StatusArgs),
     /// Record every changed tracked file as one transaction.
     Commit(track::CommitArgs),
     /// Stop tracking files or directories (their history stays).
-    Untrack(track::UntrackArgs),
+    Untrack(status::UntrackArgs),
     /// Write a tracked file back, byte for byte, now or as of a past moment.
     Restore(restore::RestoreArgs),
 }
@@ -217,9 +218,9 @@ fn dispatch(ui: &mut Ui, env: &Env, command: Command) -> Result<(), CliError> {
         Command::Fsck(args) => fsck::cmd_fsck(ui, env, &args),
         Command::Canon(args) => canon::cmd_canon(ui, env, &args),
         Command::Track(args) => track::cmd_track(ui, env, &args),
-        Command::Status(args) => track::cmd_status(ui, env, &args),
+        Command::Status(args) => status::cmd_status(ui, env, &args),
         Command::Commit(args) => track::cmd_commit(ui, env, &args),
-        Command::Untrack(args) => track::cmd_untrack(ui, env, &args),
+        Command::Untrack(args) => status::cmd_untrack(ui, env, &args),
         Command::Restore(args) => restore::cmd_restore(ui, env, &args),
     }
 }
