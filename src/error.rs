@@ -92,6 +92,9 @@ pub enum Error {
     /// SQLite failed.
     #[error("database error: {0}")]
     Sqlite(#[from] rusqlite::Error),
+    /// A tracked-file command was refused.
+    #[error(transparent)]
+    Track(#[from] crate::track::TrackError),
     /// The file system failed.
     #[error("{path}: {source}")]
     Io {

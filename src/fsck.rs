@@ -350,7 +350,8 @@ impl Repo {
         let mut stmt = self.conn.prepare(
             "SELECT object FROM checkpoint WHERE object IS NOT NULL
              UNION SELECT old_obj FROM change_log WHERE old_obj IS NOT NULL
-             UNION SELECT new_obj FROM change_log WHERE new_obj IS NOT NULL",
+             UNION SELECT new_obj FROM change_log WHERE new_obj IS NOT NULL
+             UNION SELECT object FROM file_version WHERE object IS NOT NULL",
         )?;
         let referenced: Vec<String> = stmt
             .query_map(params![], |r| r.get(0))?

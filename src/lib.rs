@@ -29,6 +29,7 @@ pub mod shred;
 mod sql;
 mod store;
 pub mod time;
+pub mod track;
 
 pub use blame::{Blame, BlameLeaf, BlameLine, Setter};
 pub use error::{Error, Result};

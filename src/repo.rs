@@ -281,6 +281,7 @@ impl Repo {
             warnings: Vec::new(),
             fresh: crate::shred::FreshKeys::default(),
             forgets: Vec::new(),
+            record_always: false,
         })
     }
 
@@ -520,17 +521,25 @@ pub struct Txn<'r> {
     pub(crate) added_renames: Vec<Rename>,
     /// Compaction records of a `compact` transaction (`gc.rs`).
     pub(crate) compactions: Vec<crate::gc::Compaction>,
+    record_always: bool,
 }
 
 impl Txn<'_> {
+    /// The SQLite transaction this write commits with, for rows of other modules that must
+    /// commit together with it (tracked files, gc, renames).
+    pub(crate) fn sql(&self) -> &Connection {
+        &self.sql
+    }
+
+    /// Records the transaction even if it changes no document (a tracked file whose bytes
+    /// changed while its parsed content did not).
+    pub(crate) fn record_always(&mut self) {
+        self.record_always = true;
+    }
+
     /// The transaction being built (its id is the one it will get).
     pub fn info(&self) -> &TxInfo {
         &self.info
-    }
-
-    /// The SQLite transaction (for `gc` and renames, which write beyond the change log).
-    pub(crate) fn sql(&self) -> &Connection {
-        &self.sql
     }
 
     /// The object store.
@@ -800,6 +809,7 @@ impl Txn<'_> {
             added_renames,
             compactions,
             renames,
+            record_always,
             ..
         } = self;
         let mut fresh = fresh;
@@ -810,8 +820,11 @@ impl Txn<'_> {
             || !removed_rules.is_empty()
             || !forgets.is_empty()
             || !added_renames.is_empty()
-            || !compactions.is_empty();
+            || !compactions.is_empty()
+            || record_always;
         if !records_tx && checks.is_empty() {
+            // Rows added through `sql()` (caches) still commit; nothing else was written.
+            sql.commit()?;
             return Ok(Commit {
                 warnings,
                 ..Commit::default()

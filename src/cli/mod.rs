@@ -22,10 +22,13 @@ mod ingest;
 mod init;
 mod log;
 mod mv;
+mod restore;
 mod rules;
 mod rules_personal;
 mod show;
 mod sql;
+mod status;
+mod track;
 mod write;
 
 pub use error::CliError;
@@ -100,6 +103,11 @@ pub enum Command {
     Backup(backup::BackupArgs),
     Export(export::ExportArgs),
     Completions(completions::CompletionsArgs),
+    Track(track::TrackArgs),
+    Status(status::StatusArgs),
+    Commit(track::CommitArgs),
+    Untrack(status::UntrackArgs),
+    Restore(restore::RestoreArgs),
 }
 
 /// Options every write takes.
@@ -254,6 +262,11 @@ fn dispatch(ui: &mut Ui, env: &Env, command: Command) -> Result<(), CliError> {
         Command::Blame(args) => blame::cmd_blame(ui, env, &args),
         Command::Export(args) => export::cmd_export(ui, env, &args),
         Command::Completions(args) => completions::cmd_completions(ui, env, &args),
+        Command::Track(args) => track::cmd_track(ui, env, &args),
+        Command::Status(args) => status::cmd_status(ui, env, &args),
+        Command::Commit(args) => track::cmd_commit(ui, env, &args),
+        Command::Untrack(args) => status::cmd_untrack(ui, env, &args),
+        Command::Restore(args) => restore::cmd_restore(ui, env, &args),
     }
 }
 

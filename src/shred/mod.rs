@@ -178,7 +178,7 @@ pub(crate) struct FreshKeys {
 }
 
 /// The personal rules that apply to `key`: (pattern, subject-from), in declaration order.
-fn personal_rules<'r>(
+pub(crate) fn personal_rules<'r>(
     rules: &'r [Rule],
     key: &str,
 ) -> Vec<(&'r [PatternSegment], Option<&'r DocPath>)> {

@@ -8,6 +8,7 @@ use std::path::Path;
 /// Schema migrations, applied in order by `PRAGMA user_version`.
 const MIGRATIONS: &[&str] = &[
     include_str!("sql/0001_init.sql"),
+    include_str!("sql/0002_track.sql"),
     include_str!("sql/0003_retention.sql"),
     include_str!("sql/0004_personal.sql"),
 ];

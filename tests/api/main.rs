@@ -10,3 +10,4 @@ mod gc;
 mod patch_conformance;
 mod path;
 mod rename;
+mod track;

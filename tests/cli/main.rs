@@ -10,6 +10,7 @@ mod test_errors;
 mod test_export;
 mod test_forget;
 mod test_foundation;
+mod test_track;
 
 mod robust;
 mod test_concurrency;

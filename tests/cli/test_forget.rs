@@ -553,3 +553,45 @@ fn the_subject_can_come_from_a_field() {
         );
     }
 }
+
+#[test]
+fn tracked_files_with_personal_paths_keep_their_bytes_sealed() {
+    let env = TestEnv::init();
+    env.run(&[
+        "rules", "personal", "/email", "--keys", "people/*", "--actor", "user:dpo",
+    ])
+    .ok();
+    env.write(
+        "people/ada.json",
+        "{\n  \"email\": \"ada.tracked@example.com\",\n  \"plan\": \"pro\"\n}\n",
+    );
+    env.run(&["track", "people", "--actor", "user:sam"]).ok();
+    // While the key exists, restore is byte-exact.
+    std::fs::remove_file(env.join("people/ada.json")).unwrap();
+    env.run(&["restore", "people/ada.json"]).ok();
+    assert!(
+        std::fs::read_to_string(env.join("people/ada.json"))
+            .unwrap()
+            .contains("ada.tracked@example.com")
+    );
+    // The raw bytes are not stored in clear.
+    assert!(files_holding(&env.join(".hist"), b"ada.tracked@example.com").is_empty());
+    env.run(&[
+        "forget",
+        "people/ada.json",
+        "--actor",
+        "user:dpo",
+        "-m",
+        "erasure",
+    ])
+    .ok();
+    assert!(files_holding(&env.join(".hist"), b"ada.tracked@example.com").is_empty());
+    let out = env.run(&["restore", "people/ada.json", "-o", "copy.json"]);
+    assert!(out.fails(1).contains("forgotten"), "{}", out.stderr);
+    assert_eq!(
+        env.run(&["show", "people/ada.json", "--path", "/plan"])
+            .ok(),
+        "\"pro\"\n"
+    );
+    env.run(&["fsck"]).ok();
+}

@@ -1,0 +1,73 @@
+//! `status` and `untrack`: what changed in the tracked files, and leaving some out.
+
+use super::track::{paths, track_error};
+use super::{CliError, Env, OutputOpts, Ui};
+use clap::Args;
+use serde_json::json;
+use std::path::PathBuf;
+use std::time::SystemTime;
+
+/// List tracked files that are modified, new or deleted
+///
+/// List tracked files that differ from their last recorded version: modified, new (inside a
+/// tracked directory) and deleted. Only files whose size, mtime or inode changed are read.
+///
+/// Example:
+///   hist status --json
+#[derive(Debug, Args)]
+#[command(verbatim_doc_comment)]
+pub struct StatusArgs {
+    #[command(flatten)]
+    pub output: OutputOpts,
+}
+
+/// Stop tracking files or directories (their history stays)
+///
+/// Stop tracking files or directories. Their history and documents stay, and the files on
+/// disk are not touched; `hist track` takes them up again.
+///
+/// Example:
+///   hist untrack config/local.json
+#[derive(Debug, Args)]
+#[command(verbatim_doc_comment)]
+pub struct UntrackArgs {
+    /// Files and directories to stop tracking.
+    #[arg(required = true, value_name = "PATH")]
+    pub paths: Vec<PathBuf>,
+    #[command(flatten)]
+    pub output: OutputOpts,
+}
+
+pub fn cmd_status(ui: &mut Ui, env: &Env, args: &StatusArgs) -> Result<(), CliError> {
+    let repo = env.repo()?;
+    let status = repo.status(SystemTime::now()).map_err(track_error)?;
+    for f in &status.files {
+        if args.output.json {
+            ui.json(&json!({"key": f.key, "status": f.state.as_str()}))?;
+        } else {
+            ui.line(format!("{:<9} {}", f.state.as_str(), f.key))?;
+        }
+    }
+    if status.files.is_empty() && !args.output.json {
+        ui.line(format!(
+            "nothing to commit ({} tracked files unchanged)",
+            status.tracked
+        ))?;
+    }
+    Ok(())
+}
+
+pub fn cmd_untrack(ui: &mut Ui, env: &Env, args: &UntrackArgs) -> Result<(), CliError> {
+    let mut repo = env.repo()?;
+    let done = repo
+        .untrack(&paths(&args.paths), &env.cwd)
+        .map_err(track_error)?;
+    for key in &done.keys {
+        if args.output.json {
+            ui.json(&json!({"key": key, "status": "untracked"}))?;
+        } else {
+            ui.line(format!("untracked {key}"))?;
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,284 @@
+//! Reading a tracked file into the JSON model, chosen by its extension:
+//!
+//! - `.json`: strict JSON ([`crate::canon::parse`]).
+//! - `.toml`: TOML 1.1, walked into JSON by hand: datetimes become their RFC 3339 text,
+//!   integers stay exact, `inf`/`-inf`/`nan` become the strings `"inf"`, `"-inf"`, `"nan"`.
+//! - `.yaml`/`.yml`: YAML 1.2 typing (`yes`, `on` and `010` stay strings; `.inf`/`.nan`
+//!   become strings). One document is its value; a stream of several documents is an array of
+//!   them; an empty stream is `null`. Duplicate keys are refused.
+//! - anything else: UTF-8 text as one JSON string; other bytes as
+//!   `{"$binary": "<blake3 hex of the bytes>", "size": N}`.
+//!
+//! A leading UTF-8 byte-order mark is ignored by the three structured formats. The raw bytes are
+//! kept apart (as an object), so nothing here needs to be reversible.
+
+use crate::canon::{self, ObjectId};
+use serde_json::{Map, Value};
+
+/// How a tracked file is read.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Format {
+    /// `.json`
+    Json,
+    /// `.toml`
+    Toml,
+    /// `.yaml` or `.yml`
+    Yaml,
+    /// Anything else: a string, or a hash for bytes that are not UTF-8.
+    Opaque,
+}
+
+impl Format {
+    /// The format of a file, by its extension (case-insensitive).
+    pub fn of(name: &str) -> Self {
+        let base = name.rsplit('/').next().unwrap_or(name);
+        let ext = match base.rsplit_once('.') {
+            Some((stem, ext)) if !stem.is_empty() => ext.to_ascii_lowercase(),
+            _ => return Format::Opaque,
+        };
+        match ext.as_str() {
+            "json" => Format::Json,
+            "toml" => Format::Toml,
+            "yaml" | "yml" => Format::Yaml,
+            _ => Format::Opaque,
+        }
+    }
+
+    /// The format's name in messages.
+    pub fn name(self) -> &'static str {
+        match self {
+            Format::Json => "JSON",
+            Format::Toml => "TOML",
+            Format::Yaml => "YAML",
+            Format::Opaque => "text",
+        }
+    }
+}
+
+/// A tracked file whose content does not parse in its format.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{file} is not valid {format} (line {line}, column {column}): {message}")]
+pub struct FileParseError {
+    /// The file's key (its path relative to the repository root).
+    pub file: String,
+    /// `JSON`, `TOML` or `YAML`.
+    pub format: &'static str,
+    /// 1-based line.
+    pub line: usize,
+    /// 1-based column (in characters).
+    pub column: usize,
+    /// What is wrong.
+    pub message: String,
+}
+
+/// Reads the bytes of the file `key` into the JSON model.
+pub fn parse_file(key: &str, bytes: &[u8]) -> Result<Value, FileParseError> {
+    let format = Format::of(key);
+    let fail = |line: usize, column: usize, message: String| FileParseError {
+        file: key.to_owned(),
+        format: format.name(),
+        line,
+        column,
+        message,
+    };
+    if format == Format::Opaque {
+        return Ok(match std::str::from_utf8(bytes) {
+            Ok(text) => Value::String(text.to_owned()),
+            Err(_) => opaque_binary(bytes),
+        });
+    }
+    let bytes = bytes.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(bytes);
+    if format == Format::Json {
+        return canon::parse(bytes).map_err(|e| fail(e.line, e.column, first_line(&e.message)));
+    }
+    let text = std::str::from_utf8(bytes).map_err(|e| {
+        let (line, column) = line_column(bytes, e.valid_up_to());
+        fail(line, column, "the file is not UTF-8 text".to_owned())
+    })?;
+    let value = match format {
+        Format::Toml => parse_toml(text).map_err(|(at, msg)| {
+            let (line, column) = line_column(text.as_bytes(), at);
+            fail(line, column, msg)
+        })?,
+        _ => parse_yaml(text).map_err(|(line, column, msg)| fail(line, column, msg))?,
+    };
+    canon::normalize(value).map_err(|e| fail(1, 1, e.to_string()))
+}
+
+/// The value of a file whose bytes are not UTF-8 text.
+pub fn opaque_binary(bytes: &[u8]) -> Value {
+    let mut obj = Map::new();
+    obj.insert(
+        "$binary".into(),
+        Value::String(ObjectId::of(bytes).to_hex()),
+    );
+    obj.insert("size".into(), Value::from(bytes.len() as u64));
+    Value::Object(obj)
+}
+
+/// 1-based line and column (in characters) of a byte offset.
+fn line_column(bytes: &[u8], offset: usize) -> (usize, usize) {
+    let before = &bytes[..offset.min(bytes.len())];
+    let line = before.iter().filter(|&&b| b == b'\n').count() + 1;
+    let start = before
+        .iter()
+        .rposition(|&b| b == b'\n')
+        .map_or(0, |i| i + 1);
+    let column = String::from_utf8_lossy(&before[start..]).chars().count() + 1;
+    (line, column)
+}
+
+fn parse_toml(text: &str) -> Result<Value, (usize, String)> {
+    let table: toml::Table = text.parse().map_err(|e: toml::de::Error| {
+        let at = e.span().map_or(0, |s| s.start);
+        (at, e.message().trim().to_owned())
+    })?;
+    Ok(toml_table(table))
+}
+
+fn toml_table(table: toml::Table) -> Value {
+    Value::Object(table.into_iter().map(|(k, v)| (k, toml_value(v))).collect())
+}
+
+fn toml_value(value: toml::Value) -> Value {
+    match value {
+        toml::Value::String(s) => Value::String(s),
+        toml::Value::Integer(i) => Value::from(i),
+        toml::Value::Float(f) => match canon::number_from_f64(f) {
+            Some(n) if f.is_finite() => Value::Number(n),
+            _ => Value::String(non_finite_name(f).to_owned()),
+        },
+        toml::Value::Boolean(b) => Value::Bool(b),
+        toml::Value::Datetime(d) => Value::String(d.to_string()),
+        toml::Value::Array(items) => Value::Array(items.into_iter().map(toml_value).collect()),
+        toml::Value::Table(t) => toml_table(t),
+    }
+}
+
+fn non_finite_name(f: f64) -> &'static str {
+    if f.is_nan() {
+        "nan"
+    } else if f > 0.0 {
+        "inf"
+    } else {
+        "-inf"
+    }
+}
+
+fn parse_yaml(text: &str) -> Result<Value, (usize, usize, String)> {
+    let options = serde_saphyr::options! {
+        strict_booleans: true,
+        leading_zero_numbers_as_strings: true,
+        non_finite_float_policy: serde_saphyr::NonFiniteFloatPolicy::AsString,
+    };
+    let mut docs: Vec<Value> =
+        serde_saphyr::from_multiple_with_options(text, options).map_err(|e| {
+            let (line, column) = e.location().map_or((1, 1), |l| {
+                (
+                    usize::try_from(l.line()).unwrap_or(1).max(1),
+                    usize::try_from(l.column()).unwrap_or(1).max(1),
+                )
+            });
+            let message = e.without_snippet().to_string();
+            (line, column, first_line(&message))
+        })?;
+    Ok(match docs.len() {
+        0 => Value::Null,
+        1 => docs.pop().unwrap_or(Value::Null),
+        _ => Value::Array(docs),
+    })
+}
+
+/// The first line of a parser's message, without the position it repeats and without advice
+/// about the parser's own options.
+fn first_line(message: &str) -> String {
+    let mut text = message.lines().next().unwrap_or(message).trim();
+    if let Some(i) = text.rfind(" at line ") {
+        let tail = &text[i + " at line ".len()..];
+        if tail
+            .chars()
+            .all(|c| c.is_ascii_digit() || matches!(c, ',' | ' ') || "column".contains(c))
+        {
+            text = &text[..i];
+        }
+    }
+    if let Some(i) = text.find(", set DuplicateKeyPolicy") {
+        text = &text[..i];
+    }
+    text.to_owned()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn formats_by_extension() {
+        assert_eq!(Format::of("a/b.json"), Format::Json);
+        assert_eq!(Format::of("a/B.TOML"), Format::Toml);
+        assert_eq!(Format::of("x.yml"), Format::Yaml);
+        assert_eq!(Format::of("x.yaml"), Format::Yaml);
+        assert_eq!(Format::of(".json"), Format::Opaque);
+        assert_eq!(Format::of("dir.json/README"), Format::Opaque);
+        assert_eq!(Format::of("notes.txt"), Format::Opaque);
+    }
+
+    #[test]
+    fn toml_into_json() {
+        let v = parse_file(
+            "a.toml",
+            b"title = \"x\"\nbig = 9007199254740993\nf = 1.5\ninf = inf\nwhen = 1979-05-27T07:32:00Z\n[server]\nport = 8080\n",
+        )
+        .unwrap();
+        assert_eq!(
+            v,
+            json!({"title": "x", "big": 9_007_199_254_740_993_i64, "f": 1.5, "inf": "inf",
+                   "when": "1979-05-27T07:32:00Z", "server": {"port": 8080}})
+        );
+    }
+
+    #[test]
+    fn yaml_into_json() {
+        let v = parse_file("a.yaml", b"# c\nlist: [x, y]\nflag: yes\nzip: 010\nn: 3\n").unwrap();
+        assert_eq!(
+            v,
+            json!({"list": ["x", "y"], "flag": "yes", "zip": "010", "n": 3})
+        );
+        let stream = parse_file("a.yml", b"a: 1\n---\nb: 2\n").unwrap();
+        assert_eq!(stream, json!([{"a": 1}, {"b": 2}]));
+        assert_eq!(
+            parse_file("e.yaml", b"# only a comment\n").unwrap(),
+            Value::Null
+        );
+    }
+
+    #[test]
+    fn errors_name_line_and_column() {
+        let e = parse_file("k8s/bad.yaml", b"a: 1\nb: [1, 2\nc: 3\n").unwrap_err();
+        assert_eq!((e.file.as_str(), e.format), ("k8s/bad.yaml", "YAML"));
+        assert!(e.line >= 2, "{e}");
+        let e = parse_file("c.toml", b"a = 1\nb = = 2\n").unwrap_err();
+        assert_eq!((e.line, e.column), (2, 5), "{e}");
+        let e = parse_file("c.json", b"{\n  \"a\": 1,\n}").unwrap_err();
+        assert_eq!(e.line, 3, "{e}");
+        assert!(!e.message.contains("line"), "{e}");
+        let e = parse_file("d.yaml", b"a: 1\na: 2\n").unwrap_err();
+        assert_eq!(e.line, 2, "{e}");
+        assert_eq!(e.message, "duplicate mapping key: a");
+    }
+
+    #[test]
+    fn opaque_files() {
+        assert_eq!(
+            parse_file("notes.txt", b"hello\n").unwrap(),
+            json!("hello\n")
+        );
+        let v = parse_file("logo.bin", &[0xff, 0x00, 0x01]).unwrap();
+        assert_eq!(v["size"], json!(3));
+        assert_eq!(
+            v["$binary"],
+            json!(ObjectId::of(&[0xff, 0x00, 0x01]).to_hex())
+        );
+    }
+}
