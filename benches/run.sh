@@ -1,0 +1,14 @@
+#!/usr/bin/env bash
+# Every benchmark of hist in one command (release build), printing ratios measured in one run:
+#   benches/run.sh
+# core (issue 2), ingest (issue 3) and compare (issue 9: git, an audit table, scale). All data
+# is generated; nothing is downloaded. Sizes can be changed through the HIST_BENCH_* variables
+# listed at the top of each benches/*.rs.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+# The snapshot-ingest benchmark records 20 versions of its 10 MB feed (its own default is
+# 100), to keep the whole run within 15 minutes on 2 shared cores.
+export HIST_BENCH_VERSIONS="${HIST_BENCH_VERSIONS:-20}"
+start=$SECONDS
+cargo bench --bench core --bench ingest --bench compare "$@"
+echo "benches/run.sh: all benchmarks finished in $((SECONDS - start)) s"
