@@ -4,7 +4,7 @@ use crate::rules::{RuleKind, check_glob};
 use clap::{Args, Subcommand};
 use serde_json::json;
 
-/// List or declare rules: array keys, sets
+/// List or declare rules: array keys, sets, personal paths, retention
 ///
 /// Every change to the rules is a logged transaction. Rules say how arrays are diffed:
 /// `array-key /items id` matches elements of /items by their `id` (an insert at the top is
