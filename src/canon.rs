@@ -400,7 +400,7 @@ fn is_integer_literal(text: &str) -> bool {
 }
 
 /// The canonical text of a number's text, written into `buf` when it must be computed.
-fn canonical_text<'a>(text: &'a str, buf: &'a mut ryu_js::Buffer) -> Option<&'a str> {
+fn canonical_number_text<'a>(text: &'a str, buf: &'a mut ryu_js::Buffer) -> Option<&'a str> {
     if is_integer_literal(text) {
         return Some(if text == "-0" { "0" } else { text });
     }
@@ -411,7 +411,8 @@ fn canonical_text<'a>(text: &'a str, buf: &'a mut ryu_js::Buffer) -> Option<&'a 
 /// The canonical [`Number`] for a number's text.
 fn canonical_number(text: &str) -> Result<Number, NumberError> {
     let mut buf = ryu_js::Buffer::new();
-    let canonical = canonical_text(text, &mut buf).ok_or_else(|| NumberError(text.to_owned()))?;
+    let canonical =
+        canonical_number_text(text, &mut buf).ok_or_else(|| NumberError(text.to_owned()))?;
     Number::from_str(canonical).map_err(|_| NumberError(text.to_owned()))
 }
 
@@ -432,8 +433,8 @@ fn normalize_in_place(value: &mut Value) -> Result<(), NumberError> {
         Value::Number(n) => {
             let mut buf = ryu_js::Buffer::new();
             let text = n.as_str();
-            let canonical =
-                canonical_text(text, &mut buf).ok_or_else(|| NumberError(text.to_owned()))?;
+            let canonical = canonical_number_text(text, &mut buf)
+                .ok_or_else(|| NumberError(text.to_owned()))?;
             if canonical != text {
                 *n = Number::from_str(canonical).map_err(|_| NumberError(text.to_owned()))?;
             }
@@ -591,7 +592,7 @@ fn write_number(n: &Number, out: &mut Vec<u8>) {
     let text = n.as_str();
     let mut buf = ryu_js::Buffer::new();
     // A number that is not finite has no canonical form; keep its text (never panic).
-    let canonical = canonical_text(text, &mut buf).unwrap_or(text);
+    let canonical = canonical_number_text(text, &mut buf).unwrap_or(text);
     out.extend_from_slice(canonical.as_bytes());
 }
 
@@ -714,4 +715,9 @@ pub fn hash(value: &Value) -> ObjectId {
     let mut bytes = Vec::new();
     write_canonical(value, &mut bytes);
     ObjectId::of(&bytes)
+}
+
+/// TEMPORARY SHIM (replaced by the stream branch).
+pub fn canonical_text(bytes: &[u8]) -> Result<String, ParseError> {
+    parse(bytes).map(|v| to_canonical_string(&v))
 }

@@ -29,19 +29,14 @@ fn feed(hasher: &mut blake3::Hasher, field: Option<&[u8]>) {
 /// The chained hash of transaction `id`, computed from the rows stored for it.
 pub(crate) fn tx_hash(conn: &Connection, id: i64) -> Result<[u8; 32]> {
     let prev: Option<Vec<u8>> = conn
-        .query_row(
-            "SELECT hash FROM tx WHERE id < ?1 ORDER BY id DESC LIMIT 1",
-            [id],
-            |r| r.get(0),
-        )
+        .prepare_cached("SELECT hash FROM tx WHERE id < ?1 ORDER BY id DESC LIMIT 1")?
+        .query_row([id], |r| r.get(0))
         .optional()?;
     let mut h = blake3::Hasher::new();
     feed(&mut h, prev.as_deref());
-    let (at, actor, reason, kind): (String, String, Option<String>, String) = conn.query_row(
-        "SELECT at, actor, reason, kind FROM tx WHERE id = ?1",
-        [id],
-        |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)),
-    )?;
+    let (at, actor, reason, kind): (String, String, Option<String>, String) = conn
+        .prepare_cached("SELECT at, actor, reason, kind FROM tx WHERE id = ?1")?
+        .query_row([id], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)))?;
     h.update(&id.to_le_bytes());
     for field in [Some(at), Some(actor), reason, Some(kind)] {
         feed(&mut h, field.as_deref().map(str::as_bytes));

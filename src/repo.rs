@@ -5,13 +5,14 @@
 //! and updates current state together (all or nothing).
 
 use crate::canon::{self, ObjectId};
-use crate::diff::{self, canonicalize};
+use crate::diff::{self, Diff, canonicalize};
 use crate::error::{Error, Result};
 use crate::model::{Actor, Change, Op, TxInfo, check_key};
 use crate::path::DocPath;
 use crate::rename::Rename;
 use crate::rules::{KeyRules, Rule, RuleKind};
 use crate::store::{self, objects::Objects};
+use crate::textdiff;
 use crate::time::{Timestamp, When};
 use rusqlite::{Connection, OptionalExtension, params};
 use serde_json::Value;
@@ -241,7 +242,7 @@ impl Repo {
         } = self;
         let sql = SqlTx::begin(conn, *batch)?;
         let last: Option<(i64, String)> = sql
-            .query_row("SELECT id, at FROM tx ORDER BY id DESC LIMIT 1", [], |r| {
+            .row("SELECT id, at FROM tx ORDER BY id DESC LIMIT 1", [], |r| {
                 Ok((r.get(0)?, r.get(1)?))
             })
             .optional()?;
@@ -397,6 +398,11 @@ fn parse_at(text: &str) -> Result<Timestamp> {
 }
 
 /// Parses JSON text written by hist itself.
+/// The error for stored text that is not the canonical JSON it must be.
+fn corrupt(e: textdiff::MalformedText) -> Error {
+    Error::Corrupt(format!("stored document: {e}"))
+}
+
 pub(crate) fn parse_stored(text: &str) -> Result<Value> {
     serde_json::from_str(text)
         .map_err(|e| Error::Corrupt(format!("stored JSON does not parse: {e}")))
@@ -490,9 +496,39 @@ pub struct Commit {
     pub warnings: Vec<String>,
 }
 
+/// A document as a transaction holds it: the canonical text read from the store (or bound
+/// for it), until something needs the parsed value. Snapshots are diffed on the text, so an
+/// ingest never builds a tree of either version.
+enum DocState {
+    Text(Option<String>),
+    Value(Option<Value>),
+}
+
+impl DocState {
+    /// The parsed document (parsing the text the first time).
+    fn value(&mut self) -> Result<Option<&Value>> {
+        if let DocState::Text(text) = self {
+            let parsed = text.as_deref().map(parse_stored).transpose()?;
+            *self = DocState::Value(parsed);
+        }
+        Ok(match self {
+            DocState::Value(v) => v.as_ref(),
+            DocState::Text(_) => None,
+        })
+    }
+
+    /// The canonical text, for storing.
+    fn into_text(self) -> Option<String> {
+        match self {
+            DocState::Text(text) => text,
+            DocState::Value(v) => v.as_ref().map(canon::to_canonical_string),
+        }
+    }
+}
+
 struct Pending {
     key: String,
-    doc: Option<Value>,
+    doc: DocState,
     hash: Option<Vec<u8>>,
     seq: i64,
     ckpt_seq: i64,
@@ -571,7 +607,7 @@ impl Txn<'_> {
     ) -> Result<()> {
         let p = self.pending(key)?;
         p.hash = next.as_ref().map(|v| canon::hash(v).0.to_vec());
-        p.doc = next;
+        p.doc = DocState::Value(next);
         p.changes.extend(changes);
         Ok(())
     }
@@ -589,7 +625,7 @@ impl Txn<'_> {
         type Row = (Option<String>, i64, Option<Vec<u8>>, i64, i64, i64);
         let row: Option<Row> = self
             .sql
-            .query_row(
+            .row(
                 "SELECT doc, seq, hash, ckpt_seq, ckpt_count, ckpt_bytes FROM doc WHERE key = ?1",
                 [key],
                 |r| {
@@ -606,10 +642,9 @@ impl Txn<'_> {
             .optional()?;
         let (doc, seq, hash, ckpt_seq, ckpt_count, ckpt_bytes) =
             row.unwrap_or((None, 0, None, 0, 0, 0));
-        let doc = doc.map(|t| parse_stored(&t)).transpose()?;
         self.pending.push(Pending {
             key: key.to_owned(),
-            doc,
+            doc: DocState::Text(doc),
             hash,
             seq,
             ckpt_seq,
@@ -626,7 +661,7 @@ impl Txn<'_> {
     /// at personal paths unsealed, except those of forgotten subjects, which stay sealed
     /// (and so unchanged), as does any sealed value elsewhere.
     pub fn current(&mut self, key: &str) -> Result<Option<Value>> {
-        let mut doc = self.pending(key)?.doc.clone();
+        let mut doc = self.pending(key)?.doc.value()?.cloned();
         if let Some(d) = doc.as_mut() {
             crate::shred::working_view(d, key, self.rules, self.keys, &self.fresh, &self.sql)?;
         }
@@ -689,18 +724,30 @@ impl Txn<'_> {
         key: &str,
         next: Option<Value>,
         rules: &KeyRules,
-        mut warnings: Vec<String>,
+        warnings: Vec<String>,
     ) -> Result<Vec<Change>> {
         let p = self.pending(key)?;
-        let d = diff::diff(p.doc.as_ref(), next.as_ref(), rules);
+        let d = diff::diff(p.doc.value()?, next.as_ref(), rules);
+        p.hash = next.as_ref().map(|v| canon::hash(v).0.to_vec());
+        p.doc = DocState::Value(next);
+        self.record_diff(key, d, warnings)
+    }
+
+    /// Adds the changes of `d` to `key`'s pending changes and its warnings (with those of
+    /// canonicalization) to the transaction's; returns the changes, personal values unsealed.
+    fn record_diff(
+        &mut self,
+        key: &str,
+        d: Diff,
+        mut warnings: Vec<String>,
+    ) -> Result<Vec<Change>> {
         warnings.extend(d.warnings);
         warnings.sort();
         warnings.dedup();
-        p.hash = next.as_ref().map(|v| canon::hash(v).0.to_vec());
-        p.doc = next;
-        p.changes.extend(d.changes.iter().cloned());
         self.warnings
             .extend(warnings.into_iter().map(|w| format!("{key}: {w}")));
+        let p = self.pending(key)?;
+        p.changes.extend(d.changes.iter().cloned());
         let mut changes = d.changes;
         for c in &mut changes {
             crate::shred::unseal_change_in(c, self.keys, &self.fresh, &self.sql)?;
@@ -746,14 +793,46 @@ impl Txn<'_> {
         let mut warnings = Vec::new();
         self.seal(key, &mut doc)?;
         canonicalize(&mut doc, &rules, &mut warnings);
-        let hash = canon::hash(&doc);
-        // Compare hashes before loading (and parsing) the stored document: an unchanged
-        // snapshot costs little more than reading the new one.
+        let text = canon::to_canonical_string(&doc);
+        drop(doc);
+        self.put_canonical(key, text, &rules, warnings)
+    }
+
+    /// [`Txn::put`] for a snapshot given as canonical JSON text ([`canon::canonical_text`]),
+    /// without array rules applied yet. Unless the key has personal rules or renames, which
+    /// need the parsed document, no tree of either version is ever built: the snapshot is
+    /// ordered, hashed and diffed as text, so an ingest needs little more memory than the
+    /// two texts.
+    pub fn put_text(&mut self, key: &str, text: String) -> Result<PutOutcome> {
+        check_key(key)?;
+        let renamed = self.renames().any(|r| r.applies_to_key(key));
+        if renamed || !crate::shred::personal_rules(self.rules, key).is_empty() {
+            let doc = parse_stored(&text)?;
+            drop(text);
+            return self.put(key, doc);
+        }
+        let rules = KeyRules::for_key(self.rules.iter(), key);
+        let mut warnings = Vec::new();
+        let text = textdiff::canonicalize_text(text, &rules, &mut warnings).map_err(corrupt)?;
+        self.put_canonical(key, text, &rules, warnings)
+    }
+
+    /// Records the snapshot `text` (canonical, rules applied, personal values sealed).
+    fn put_canonical(
+        &mut self,
+        key: &str,
+        text: String,
+        rules: &KeyRules,
+        warnings: Vec<String>,
+    ) -> Result<PutOutcome> {
+        let hash = ObjectId::of(text.as_bytes());
+        // Compare hashes before reading the stored document: an unchanged snapshot costs
+        // little more than reading the new one.
         let stored = match self.index.get(key) {
             Some(&i) => self.pending[i].hash.clone(),
             None => self
                 .sql
-                .query_row("SELECT hash FROM doc WHERE key = ?1", [key], |r| r.get(0))
+                .row("SELECT hash FROM doc WHERE key = ?1", [key], |r| r.get(0))
                 .optional()?
                 .flatten(),
         };
@@ -761,8 +840,16 @@ impl Txn<'_> {
             self.checks.push((key.to_owned(), hash.to_hex()));
             return Ok(PutOutcome::Unchanged);
         }
-        self.replace_canonical(key, Some(doc), &rules, warnings)
-            .map(PutOutcome::Changed)
+        let p = self.pending(key)?;
+        let d = match &mut p.doc {
+            DocState::Text(old) => {
+                textdiff::diff_text(old.as_deref(), Some(&text), rules).map_err(corrupt)?
+            }
+            DocState::Value(old) => diff::diff(old.as_ref(), Some(&parse_stored(&text)?), rules),
+        };
+        p.hash = Some(hash.0.to_vec());
+        p.doc = DocState::Text(Some(text));
+        self.record_diff(key, d, warnings).map(PutOutcome::Changed)
     }
 
     /// Declares a rule (recorded with this transaction).
@@ -844,7 +931,7 @@ impl Txn<'_> {
                 // The keys land before the values sealed with them.
                 keys.store(&fresh.keys, info.id)?;
             }
-            sql.execute(
+            sql.exec(
                 "INSERT INTO tx (id, at, actor, reason, kind, hash) VALUES (?1, ?2, ?3, ?4, ?5, x'')",
                 params![info.id, at, info.actor, info.reason, info.kind],
             )?;
@@ -872,7 +959,7 @@ impl Txn<'_> {
                         new.obj
                     ])?;
                 }
-                let text = p.doc.as_ref().map(canon::to_canonical_string);
+                let text = p.doc.into_text();
                 let doc_len = text
                     .as_ref()
                     .map_or(0, |t| i64::try_from(t.len()).unwrap_or(i64::MAX));
@@ -890,7 +977,7 @@ impl Txn<'_> {
                         ),
                         None => None,
                     };
-                    sql.execute(
+                    sql.exec(
                             "INSERT OR REPLACE INTO checkpoint (key, seq, tx, object) VALUES (?1, ?2, ?3, ?4)",
                             params![p.key, seq, info.id, object],
                         )?;
@@ -898,7 +985,7 @@ impl Txn<'_> {
                 } else {
                     (p.ckpt_seq, count, weight)
                 };
-                sql.execute(
+                sql.exec(
                     "INSERT INTO doc (key, doc, seq, tx, hash, ckpt_seq, ckpt_count, ckpt_bytes)
                      VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)
                      ON CONFLICT (key) DO UPDATE SET doc = ?2, seq = ?3, tx = ?4, hash = ?5,
@@ -911,19 +998,19 @@ impl Txn<'_> {
             }
             drop(insert);
             for (kind, pattern, keys, spec) in &added_rules {
-                sql.execute(
+                sql.exec(
                     "INSERT INTO rule (tx, kind, pattern, keys, spec) VALUES (?1, ?2, ?3, ?4, ?5)",
                     params![info.id, kind, pattern, keys, spec],
                 )?;
             }
             for id in &removed_rules {
-                sql.execute(
+                sql.exec(
                     "UPDATE rule SET removed_tx = ?1 WHERE id = ?2",
                     params![info.id, id],
                 )?;
             }
             for sid in &forgets {
-                sql.execute(
+                sql.exec(
                     "INSERT INTO forgotten (subject, tx) VALUES (?1, ?2)",
                     params![sid, info.id],
                 )?;
@@ -934,14 +1021,14 @@ impl Txn<'_> {
             crate::rename::insert_renames(&sql, info.id, &added_renames)?;
             crate::gc::insert_compactions(&sql, info.id, &compactions)?;
             let hash = crate::fsck::tx_hash(&sql, info.id)?;
-            sql.execute(
+            sql.exec(
                 "UPDATE tx SET hash = ?1 WHERE id = ?2",
                 params![hash.to_vec(), info.id],
             )?;
             head = Some(hash);
         }
         for (key, hash) in &checks {
-            sql.execute(
+            sql.exec(
                 "INSERT INTO check_log (key, at, actor, hash) VALUES (?1, ?2, ?3, ?4)",
                 params![key, at, info.actor, hash],
             )?;
@@ -1022,6 +1109,21 @@ impl<'c> SqlTx<'c> {
             nested,
             open: true,
         })
+    }
+
+    /// Runs one statement through the connection's cache of prepared statements.
+    pub(crate) fn exec(&self, sql: &str, params: impl rusqlite::Params) -> rusqlite::Result<usize> {
+        self.conn.prepare_cached(sql)?.execute(params)
+    }
+
+    /// Reads one row through the connection's cache of prepared statements.
+    pub(crate) fn row<T>(
+        &self,
+        sql: &str,
+        params: impl rusqlite::Params,
+        f: impl FnOnce(&rusqlite::Row<'_>) -> rusqlite::Result<T>,
+    ) -> rusqlite::Result<T> {
+        self.conn.prepare_cached(sql)?.query_row(params, f)
     }
 
     fn commit(mut self) -> rusqlite::Result<()> {

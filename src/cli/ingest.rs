@@ -1,4 +1,4 @@
-use super::ui::{change_json, change_line, parse_json, read_input};
+use super::ui::{canonical_json, change_line, read_input};
 use super::write::report_commit;
 use super::{CliError, Env, OutputOpts, Ui, WriteOpts};
 use crate::PutOutcome;
@@ -30,10 +30,11 @@ pub struct IngestArgs {
 pub fn cmd_ingest(ui: &mut Ui, env: &Env, args: &IngestArgs) -> Result<(), CliError> {
     let opts = env.tx_options(&args.write, "ingest")?;
     let (name, bytes) = read_input(args.file.as_deref(), env)?;
-    let doc = parse_json(&name, &bytes)?;
+    let text = canonical_json(&name, &bytes)?;
+    drop(bytes);
     let mut repo = env.repo()?;
     let mut txn = repo.begin(opts)?;
-    let outcome = txn.put(&args.key, doc)?;
+    let outcome = txn.put_text(&args.key, text)?;
     let commit = txn.commit()?;
     if outcome == PutOutcome::Unchanged {
         if !args.output.json {
@@ -61,7 +62,6 @@ pub fn cmd_ingest(ui: &mut Ui, env: &Env, args: &IngestArgs) -> Result<(), CliEr
     }
     ui.line(format!("… and {} more", commit.changes.len() - 10))?;
     let tx = commit.tx.as_ref().map_or(0, |t| t.id);
-    let _ = change_json;
     ui.line(format!(
         "recorded tx {tx} ({} changes: {add} added, {rm} removed, {rep} replaced)",
         commit.changes.len()
