@@ -75,17 +75,47 @@ pub fn element_key(elem: &Value, fields: &[String]) -> Vec<(String, Value)> {
 }
 
 /// The index of the element `key` names: a binary search when the array is in canonical
-/// order (as stored keyed arrays are), a scan otherwise.
+/// order (as keyed arrays are wherever a keyed change was recorded), a scan otherwise.
 fn find_keyed(items: &[Value], key: &[(String, Value)]) -> Option<usize> {
     if items.len() > 16 {
-        let fields: Vec<String> = key.iter().map(|(f, _)| f.clone()).collect();
-        let target = key_sort_text(key);
-        let i = items.partition_point(|e| keyed_sort_text(e, &fields) < target);
-        if items.get(i).is_some_and(|e| key_matches(e, key)) {
-            return Some(i);
+        match search_keyed(items, key) {
+            Ok(i) => return Some(i),
+            Err(_) => {
+                let fields: Vec<&str> = key.iter().map(|(f, _)| f.as_str()).collect();
+                if keyed_sorted(items, &fields) {
+                    return None;
+                }
+            }
         }
     }
     items.iter().position(|e| key_matches(e, key))
+}
+
+/// Binary search of a keyed array assumed to be in canonical order: `Ok` with the index of
+/// the element `key` names, or `Err` with where it would go.
+fn search_keyed(items: &[Value], key: &[(String, Value)]) -> Result<usize, usize> {
+    let fields: Vec<&str> = key.iter().map(|(f, _)| f.as_str()).collect();
+    let target = key_sort_text(key);
+    let mut buf = Vec::new();
+    let i = items.partition_point(|e| keyed_sort_bytes(e, &fields, &mut buf) < target.as_bytes());
+    if items.get(i).is_some_and(|e| key_matches(e, key)) {
+        Ok(i)
+    } else {
+        Err(i)
+    }
+}
+
+/// True when the elements of `items` are in canonical keyed order (strictly ascending).
+fn keyed_sorted(items: &[Value], fields: &[&str]) -> bool {
+    let (mut prev, mut cur) = (Vec::new(), Vec::new());
+    for (n, e) in items.iter().enumerate() {
+        keyed_sort_bytes(e, fields, &mut cur);
+        if n > 0 && prev >= cur {
+            return false;
+        }
+        std::mem::swap(&mut prev, &mut cur);
+    }
+    true
 }
 
 /// True when `elem` is the element that `key` names.
@@ -94,13 +124,26 @@ fn key_matches(elem: &Value, key: &[(String, Value)]) -> bool {
         .all(|(f, v)| elem.get(f).unwrap_or(&Value::Null) == v)
 }
 
+/// [`keyed_sort_text`] written into `buf` (reused between calls), as bytes.
+fn keyed_sort_bytes<'b>(elem: &Value, fields: &[&str], buf: &'b mut Vec<u8>) -> &'b [u8] {
+    buf.clear();
+    buf.push(b'[');
+    for (i, f) in fields.iter().enumerate() {
+        if i > 0 {
+            buf.push(b',');
+        }
+        canon::write_canonical(elem.get(f).unwrap_or(&Value::Null), buf);
+    }
+    buf.push(b']');
+    buf
+}
+
 /// The canonical sort text of a keyed element: the canonical JSON array of its key values.
 fn keyed_sort_text(elem: &Value, fields: &[String]) -> String {
-    let values: Vec<Value> = fields
-        .iter()
-        .map(|f| elem.get(f).cloned().unwrap_or(Value::Null))
-        .collect();
-    canon::to_canonical_string(&Value::Array(values))
+    let fields: Vec<&str> = fields.iter().map(String::as_str).collect();
+    let mut buf = Vec::new();
+    keyed_sort_bytes(elem, &fields, &mut buf);
+    String::from_utf8(buf).unwrap_or_default()
 }
 
 fn key_sort_text(key: &[(String, Value)]) -> String {
@@ -360,7 +403,7 @@ pub fn get<'a>(doc: &'a Value, segs: &[Segment]) -> Option<&'a Value> {
 fn step<'a>(value: &'a Value, seg: &Segment) -> Option<&'a Value> {
     match (seg, value) {
         (Segment::Field(name), Value::Object(map)) => map.get(name),
-        (Segment::Keyed(key), Value::Array(items)) => items.iter().find(|e| key_matches(e, key)),
+        (Segment::Keyed(key), Value::Array(items)) => find_keyed(items, key).map(|i| &items[i]),
         (Segment::Member(m), Value::Array(items)) => items.iter().find(|e| *e == m),
         _ => None,
     }
@@ -439,17 +482,22 @@ pub fn apply(doc: &mut Option<Value>, change: &Change) -> Result<(), ApplyError>
             Op::Remove => map.remove(name).map(drop).ok_or(ApplyError::Missing(at)),
         },
         (Segment::Keyed(key), Value::Array(items)) => {
-            let pos = find_keyed(items, key);
+            // A keyed change is only ever recorded between arrays in canonical order, so a
+            // replayed `add` needs no proof that its key is absent beyond the binary search.
+            let pos = if change.op == Op::Add && items.len() > 16 {
+                search_keyed(items, key).ok()
+            } else {
+                find_keyed(items, key)
+            };
+            let fields: Vec<&str> = key.iter().map(|(f, _)| f.as_str()).collect();
+            let mut buf = Vec::new();
             apply_element(
                 items,
                 pos,
                 change,
                 at,
                 || key_sort_text(key),
-                |e| {
-                    let fields: Vec<String> = key.iter().map(|(f, _)| f.clone()).collect();
-                    keyed_sort_text(e, &fields)
-                },
+                |e| String::from_utf8_lossy(keyed_sort_bytes(e, &fields, &mut buf)).into_owned(),
             )
         }
         (Segment::Member(m), Value::Array(items)) => {
@@ -517,7 +565,7 @@ fn apply_element(
     change: &Change,
     at: String,
     target_text: impl Fn() -> String,
-    elem_text: impl Fn(&Value) -> String,
+    mut elem_text: impl FnMut(&Value) -> String,
 ) -> Result<(), ApplyError> {
     match (change.op, pos) {
         (Op::Add, Some(_)) => Err(ApplyError::Exists(at)),
