@@ -23,8 +23,7 @@
 //! `HIST_BENCH_IMPORT_VERSIONS` (200) the feed; `HIST_BENCH_CUSTOMERS` (1000),
 //! `HIST_BENCH_SYNCED` (1000), `HIST_BENCH_BATCHED` (50000) and `HIST_BENCH_ROUNDS` (5) the
 //! audit comparison; `HIST_BENCH_SCALE_MAX` (1000000) the longest history;
-//! `HIST_BENCH_SIZE_MAX_MB` (10) the largest document. Blame latency is not measured:
-//! `Repo::blame` does not exist yet.
+//! `HIST_BENCH_SIZE_MAX_MB` (100) the largest document.
 
 use hist::{Actor, DocPath, Repo, Timestamp, TxOptions, When};
 use rusqlite::{Connection, OptionalExtension, params};
@@ -938,21 +937,29 @@ fn scale_history(table: &mut Table) {
             hist.push(t.elapsed());
             assert_eq!(got.len(), 10, "history of /plan");
         }
+        let mut blame = Vec::new();
+        for _ in 0..5 {
+            let t = Instant::now();
+            let got = repo.blame(&key, None, None).expect("blame");
+            blame.push(t.elapsed());
+            assert_eq!(got.leaves.len(), 40, "one blame leaf per field");
+        }
         let t = Instant::now();
         let all = repo.history(&key, &price).expect("history");
         let hot = t.elapsed();
         assert_eq!(all.len() as u64, n - 9, "history of /price");
         println!(
-            "  {n:>8} changes: built in {} ({:.0} tx/s); as-of {}; history of a field with 10 changes {}; of the field with {} changes {} ({:.1} µs each)",
+            "  {n:>8} changes: built in {} ({:.0} tx/s); as-of {}; history of a field with 10 changes {}; blame {}; history of the field with {} changes {} ({:.1} µs each)",
             show(build),
             n as f64 / secs(build),
             show(median(as_of.clone())),
             show(median(hist.clone())),
+            show(median(blame.clone())),
             all.len(),
             show(hot),
             secs(hot) * 1e6 / all.len() as f64
         );
-        results.push((n, median(as_of), median(hist), hot, build));
+        results.push((n, median(as_of), median(hist), hot, build, median(blame)));
         start += n as i64 + 1_000_000;
         n *= 10;
     }
@@ -992,9 +999,15 @@ fn scale_history(table: &mut Table) {
             last.0
         ),
     );
-    table.note(
-        "scale: blame latency",
-        "not measured: Repo::blame is not in this tree yet".into(),
+    table.row(
+        &format!(
+            "scale: blame of the whole document, key with {} vs {} changes",
+            first.0, last.0
+        ),
+        show(last.5),
+        show(first.5),
+        ratio(secs(last.5), secs(first.5)),
+        "flat (≤ 2×)",
     );
 }
 
@@ -1002,7 +1015,7 @@ fn scale_history(table: &mut Table) {
 // 3b. Ingest as one document grows.
 
 fn scale_size(table: &mut Table) {
-    let max_mb = env_num("HIST_BENCH_SIZE_MAX_MB", 10);
+    let max_mb = env_num("HIST_BENCH_SIZE_MAX_MB", 100);
     println!("3b. ingest as a document grows to {max_mb} MB");
     let mut rows = Vec::new();
     let mut target = 10_000u64;

@@ -40,6 +40,7 @@ use crate::model::{Op, TxInfo};
 use crate::path::{DocPath, PatternSegment, Segment};
 use crate::repo::Repo;
 use crate::rules::{ArrayMode, KeyRules, shape_of};
+use crate::store::CachedRow;
 use crate::time::When;
 use rusqlite::params;
 use serde_json::Value;
@@ -153,7 +154,7 @@ impl Repo {
         // The newest change included: two lookups in the (key, tx) index (`max(seq) …
         // WHERE tx <= ?` alone would scan every row of the key; `+seq` keeps SQLite from
         // walking the (key, seq) index down from the newest change instead).
-        let top: i64 = self.conn.query_row(
+        let top: i64 = self.conn.cached_row(
             "SELECT coalesce(max(+seq), 0) FROM change_log WHERE key = ?1 AND tx =
                 (SELECT max(tx) FROM change_log WHERE key = ?1 AND tx <= ?2)",
             params![key, bound.unwrap_or(i64::MAX)],

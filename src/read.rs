@@ -13,6 +13,7 @@ use crate::gc::Compaction;
 use crate::model::{Change, LoggedChange, Op, TxInfo};
 use crate::path::DocPath;
 use crate::repo::{Repo, change_from_row, tx_from_row};
+use crate::store::CachedRow;
 use crate::time::{Timestamp, When};
 use rusqlite::{OptionalExtension, params};
 use serde_json::Value;
@@ -178,18 +179,17 @@ impl Repo {
             direction,
             compacted: Vec::new(),
         };
-        let row: Option<(Option<String>, i64)> = self
+        // The current text is read only when the replay starts from it (going backward).
+        let seq_now: Option<i64> = self
             .conn
-            .query_row("SELECT doc, seq FROM doc WHERE key = ?1", [key], |r| {
-                Ok((r.get(0)?, r.get(1)?))
-            })
+            .cached_row("SELECT seq FROM doc WHERE key = ?1", [key], |r| r.get(0))
             .optional()?;
-        let Some((current, seq_now)) = row else {
+        let Some(seq_now) = seq_now else {
             return Ok(absent(Direction::Forward));
         };
         let target: i64 = self
             .conn
-            .query_row(
+            .cached_row(
                 "SELECT seq FROM change_log WHERE key = ?1 AND tx <= ?2
                  ORDER BY tx DESC, seq DESC LIMIT 1",
                 params![key, bound],
@@ -202,7 +202,7 @@ impl Repo {
         }
         let (ckpt_seq, ckpt_obj): (i64, Option<String>) = self
             .conn
-            .query_row(
+            .cached_row(
                 "SELECT seq, object FROM checkpoint WHERE key = ?1 AND seq <= ?2
                  ORDER BY seq DESC LIMIT 1",
                 params![key, target],
@@ -217,6 +217,9 @@ impl Repo {
             None => backward <= forward,
         };
         if go_backward {
+            let current: Option<String> =
+                self.conn
+                    .cached_row("SELECT doc FROM doc WHERE key = ?1", [key], |r| r.get(0))?;
             let mut doc = current.map(|t| crate::repo::parse_stored(&t)).transpose()?;
             let changes = self.changes_between(key, target, seq_now, true)?;
             for change in &changes {

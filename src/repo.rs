@@ -11,6 +11,7 @@ use crate::model::{Actor, Change, Op, TxInfo, check_key};
 use crate::path::DocPath;
 use crate::rename::Rename;
 use crate::rules::{KeyRules, Rule, RuleKind};
+use crate::store::CachedRow;
 use crate::store::{self, objects::Objects};
 use crate::textdiff;
 use crate::time::{Timestamp, When};
@@ -221,7 +222,7 @@ impl Repo {
     pub fn newest_tx(&self) -> Result<Option<TxInfo>> {
         Ok(self
             .conn
-            .query_row(
+            .cached_row(
                 "SELECT id, at, actor, reason, kind FROM tx ORDER BY id DESC LIMIT 1",
                 [],
                 tx_from_row,
@@ -305,7 +306,7 @@ impl Repo {
             self.batch = false;
             let newest: Option<(i64, Vec<u8>)> = self
                 .conn
-                .query_row(
+                .cached_row(
                     "SELECT id, hash FROM tx ORDER BY id DESC LIMIT 1",
                     [],
                     |r| Ok((r.get(0)?, r.get(1)?)),
@@ -327,7 +328,7 @@ impl Repo {
             When::Tx(id) => Ok(Some(id)),
             When::At(ts) => Ok(self
                 .conn
-                .query_row(
+                .cached_row(
                     "SELECT id FROM tx WHERE at <= ?1 ORDER BY at DESC, id DESC LIMIT 1",
                     [ts.to_string()],
                     |r| r.get(0),
@@ -347,7 +348,7 @@ impl Repo {
     pub(crate) fn current_stored(&self, key: &str) -> Result<Option<Value>> {
         let text: Option<Option<String>> = self
             .conn
-            .query_row("SELECT doc FROM doc WHERE key = ?1", [key], |r| r.get(0))
+            .cached_row("SELECT doc FROM doc WHERE key = ?1", [key], |r| r.get(0))
             .optional()?;
         text.flatten().map(|t| parse_stored(&t)).transpose()
     }
@@ -367,7 +368,7 @@ impl Repo {
     pub fn tx(&self, id: i64) -> Result<Option<TxInfo>> {
         Ok(self
             .conn
-            .query_row(
+            .cached_row(
                 "SELECT id, at, actor, reason, kind FROM tx WHERE id = ?1",
                 [id],
                 tx_from_row,

@@ -313,9 +313,9 @@ pub fn change_json(tx: &crate::TxInfo, key: &str, change: &Change) -> Value {
     Value::Object(obj)
 }
 
-/// The largest JSON document a command reads (64 MiB): a larger input is refused before it
+/// The largest JSON document a command reads (256 MiB): a larger input is refused before it
 /// is held in memory whole, so a hostile or mistaken input cannot exhaust memory.
-pub const MAX_DOCUMENT_BYTES: u64 = 64 << 20;
+pub const MAX_DOCUMENT_BYTES: u64 = 256 << 20;
 
 /// Reads a file argument, or stdin for `-` or no argument; refuses more than
 /// [`MAX_DOCUMENT_BYTES`].

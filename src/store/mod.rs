@@ -13,6 +13,29 @@ const MIGRATIONS: &[&str] = &[
     include_str!("sql/0004_personal.sql"),
 ];
 
+/// One-row queries through the connection's cache of prepared statements (reads repeat
+/// the same few statements; preparing each anew costs more than running it).
+pub(crate) trait CachedRow {
+    /// `query_row` on a cached statement.
+    fn cached_row<T>(
+        &self,
+        sql: &str,
+        params: impl rusqlite::Params,
+        f: impl FnOnce(&rusqlite::Row<'_>) -> rusqlite::Result<T>,
+    ) -> rusqlite::Result<T>;
+}
+
+impl CachedRow for Connection {
+    fn cached_row<T>(
+        &self,
+        sql: &str,
+        params: impl rusqlite::Params,
+        f: impl FnOnce(&rusqlite::Row<'_>) -> rusqlite::Result<T>,
+    ) -> rusqlite::Result<T> {
+        self.prepare_cached(sql)?.query_row(params, f)
+    }
+}
+
 /// Values whose canonical text is longer than this are stored as objects, once.
 pub(crate) const LARGE_VALUE: usize = 4096;
 

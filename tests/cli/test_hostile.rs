@@ -183,18 +183,18 @@ fn deep_nesting_is_refused_without_a_crash() {
 }
 
 #[test]
-fn a_100_mb_string_is_refused_with_bounded_memory() {
+fn a_270_mb_string_is_refused_with_bounded_memory() {
     let env = repo();
     let before = full_dump(env.path());
-    let mut input = Vec::with_capacity(100_000_010);
+    let mut input = Vec::with_capacity(270_000_010);
     input.extend_from_slice(b"{\"s\":\"");
-    input.resize(100_000_006, b'a');
+    input.resize(270_000_006, b'a');
     input.extend_from_slice(b"\"}");
     let run = run_with_input(&env, &["ingest", "big"], input);
-    refused("100 MB", &run);
+    refused("270 MB", &run);
     assert_eq!(
         run.stderr,
-        "hist: error: standard input is larger than 64 MiB, the largest document hist reads\n\
+        "hist: error: standard input is larger than 256 MiB, the largest document hist reads\n\
          Hint: split the document into several keys\n"
     );
     assert_eq!(full_dump(env.path()), before);
