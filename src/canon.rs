@@ -100,7 +100,9 @@
 use serde::de::{self, DeserializeSeed, MapAccess, SeqAccess, Visitor};
 use serde_json::map::Entry;
 use serde_json::{Map, Number, Value};
+use std::borrow::Cow;
 use std::cmp::Ordering;
+use std::collections::HashSet;
 use std::fmt;
 use std::str::FromStr;
 
@@ -133,6 +135,46 @@ pub struct ParseError {
 /// assert!(hist::canon::parse(br#"{"a": 1, "a": 2}"#).is_err());
 /// ```
 pub fn parse(bytes: &[u8]) -> Result<Value, ParseError> {
+    let text = checked_text(bytes)?;
+    let mut de = serde_json::Deserializer::from_str(text);
+    let value = ValueSeed
+        .deserialize(&mut de)
+        .and_then(|v| de.end().map(|()| v))
+        .map_err(|e| parse_error(text, &e))?;
+    Ok(value)
+}
+
+/// The canonical text of a JSON text, written while it is parsed, without building a
+/// [`Value`]: the same result as `parse(bytes).map(|v| to_canonical_string(&v))`, success
+/// or refusal (the same [`ParseError`], line, column and message), for every input.
+///
+/// Memory is the input, the output and, for an object whose members are not already in
+/// canonical order, a copy of that object's canonical text while it is reordered; no tree
+/// is built. Use it where only the canonical bytes are needed (hashing, storing).
+///
+/// ```
+/// let text = hist::canon::canonical_text(br#"{"b": [1.0, 2e-3], "a": -0}"#).unwrap();
+/// assert_eq!(text, r#"{"a":0,"b":[1,0.002]}"#);
+/// assert!(hist::canon::canonical_text(br#"{"a": 1, "a": 2}"#).is_err());
+/// ```
+pub fn canonical_text(bytes: &[u8]) -> Result<String, ParseError> {
+    let text = checked_text(bytes)?;
+    let mut writer = Writer {
+        out: Vec::with_capacity(text.len()),
+        spare: Vec::new(),
+    };
+    let mut de = serde_json::Deserializer::from_str(text);
+    WriteSeed { w: &mut writer }
+        .deserialize(&mut de)
+        .and_then(|()| de.end())
+        .map_err(|e| parse_error(text, &e))?;
+    // Only valid UTF-8 is ever written: string contents and ASCII.
+    Ok(String::from_utf8(writer.out)
+        .unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned()))
+}
+
+/// The input as text: refuses a byte-order mark and bytes that are not UTF-8.
+fn checked_text(bytes: &[u8]) -> Result<&str, ParseError> {
     if bytes.starts_with(b"\xEF\xBB\xBF") {
         return Err(ParseError {
             line: 1,
@@ -142,29 +184,21 @@ pub fn parse(bytes: &[u8]) -> Result<Value, ParseError> {
                 .to_owned(),
         });
     }
-    let text = match std::str::from_utf8(bytes) {
-        Ok(text) => text,
-        Err(e) => {
-            let at = e.valid_up_to();
-            let (line, column) = position_of_byte(bytes, at);
-            let bad = &bytes[at..bytes.len().min(at + e.error_len().unwrap_or(1))];
-            let hex: Vec<String> = bad.iter().map(|b| format!("{b:02x}")).collect();
-            return Err(ParseError {
-                line,
-                column,
-                message: format!(
-                    "invalid UTF-8 at byte offset {at} (bytes {}); JSON text must be UTF-8",
-                    hex.join(" ")
-                ),
-            });
+    std::str::from_utf8(bytes).map_err(|e| {
+        let at = e.valid_up_to();
+        let (line, column) = position_of_byte(bytes, at);
+        let end = bytes.len().min(at + e.error_len().unwrap_or(1));
+        let bad = bytes.get(at..end).unwrap_or_default();
+        let hex: Vec<String> = bad.iter().map(|b| format!("{b:02x}")).collect();
+        ParseError {
+            line,
+            column,
+            message: format!(
+                "invalid UTF-8 at byte offset {at} (bytes {}); JSON text must be UTF-8",
+                hex.join(" ")
+            ),
         }
-    };
-    let mut de = serde_json::Deserializer::from_str(text);
-    let value = ValueSeed
-        .deserialize(&mut de)
-        .and_then(|v| de.end().map(|()| v))
-        .map_err(|e| parse_error(text, &e))?;
-    Ok(value)
+    })
 }
 
 /// [`parse`] for text.
@@ -382,6 +416,262 @@ impl<'de> Visitor<'de> for NumberTextVisitor {
 
     fn visit_map<A: MapAccess<'de>>(self, _: A) -> Result<String, A::Error> {
         Err(reserved_name())
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// Streaming: canonical text written while parsing (`canonical_text`)
+// ---------------------------------------------------------------------------------------
+//
+// The visitors below make exactly the calls `ValueVisitor` makes on the deserializer, in the
+// same order, and fail at the same points with the same errors, so that `serde_json` reports
+// the same positions. Only what they build differs: bytes appended to `Writer::out`.
+
+/// Objects with more members than this check a new name against a hash set of the earlier
+/// ones (once their names stop arriving in canonical order); smaller ones scan.
+const LINEAR_SCAN_MEMBERS: usize = 16;
+
+/// The output of [`canonical_text`] and the member lists of finished objects, kept for
+/// reuse by the next object.
+struct Writer<'de> {
+    out: Vec<u8>,
+    spare: Vec<Vec<Member<'de>>>,
+}
+
+/// An object member already written: its name and where its `"name":value` bytes are in
+/// [`Writer::out`].
+struct Member<'de> {
+    name: Cow<'de, str>,
+    start: usize,
+    end: usize,
+}
+
+/// Writes the canonical text of one value to [`Writer::out`].
+struct WriteSeed<'w, 'de> {
+    w: &'w mut Writer<'de>,
+}
+
+impl<'de> DeserializeSeed<'de> for WriteSeed<'_, 'de> {
+    type Value = ();
+
+    fn deserialize<D: de::Deserializer<'de>>(self, deserializer: D) -> Result<(), D::Error> {
+        deserializer.deserialize_any(WriteVisitor { w: self.w })
+    }
+}
+
+struct WriteVisitor<'w, 'de> {
+    w: &'w mut Writer<'de>,
+}
+
+impl<'de> Visitor<'de> for WriteVisitor<'_, 'de> {
+    type Value = ();
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a JSON value")
+    }
+
+    fn visit_bool<E: de::Error>(self, v: bool) -> Result<(), E> {
+        let text: &[u8] = if v { b"true" } else { b"false" };
+        self.w.out.extend_from_slice(text);
+        Ok(())
+    }
+
+    fn visit_i64<E: de::Error>(self, v: i64) -> Result<(), E> {
+        write_number(&v.into(), &mut self.w.out);
+        Ok(())
+    }
+
+    fn visit_u64<E: de::Error>(self, v: u64) -> Result<(), E> {
+        write_number(&v.into(), &mut self.w.out);
+        Ok(())
+    }
+
+    fn visit_f64<E: de::Error>(self, v: f64) -> Result<(), E> {
+        let n = number_from_f64(v).ok_or_else(|| E::custom(format!("number {v} is not finite")))?;
+        write_number(&n, &mut self.w.out);
+        Ok(())
+    }
+
+    fn visit_borrowed_str<E: de::Error>(self, v: &'de str) -> Result<(), E> {
+        write_string(v, &mut self.w.out);
+        Ok(())
+    }
+
+    fn visit_str<E: de::Error>(self, v: &str) -> Result<(), E> {
+        write_string(v, &mut self.w.out);
+        Ok(())
+    }
+
+    fn visit_unit<E: de::Error>(self) -> Result<(), E> {
+        self.w.out.extend_from_slice(b"null");
+        Ok(())
+    }
+
+    fn visit_none<E: de::Error>(self) -> Result<(), E> {
+        self.w.out.extend_from_slice(b"null");
+        Ok(())
+    }
+
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<(), A::Error> {
+        self.w.out.push(b'[');
+        let mut first = true;
+        loop {
+            // The separator goes out before the element is known to exist; taken back at
+            // the end.
+            let mark = self.w.out.len();
+            if !first {
+                self.w.out.push(b',');
+            }
+            if seq.next_element_seed(WriteSeed { w: self.w })?.is_none() {
+                self.w.out.truncate(mark);
+                break;
+            }
+            first = false;
+        }
+        self.w.out.push(b']');
+        Ok(())
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
+        let Some(first) = map.next_key_seed(NameSeed)? else {
+            self.w.out.extend_from_slice(b"{}");
+            return Ok(());
+        };
+        if first == NUMBER_TOKEN {
+            let text = map.next_value_seed(NumberTextSeed)?;
+            let mut buf = ryu_js::Buffer::new();
+            let canonical = canonical_number_text(&text, &mut buf)
+                .ok_or_else(|| de::Error::custom(NumberError(text.clone())))?;
+            self.w.out.extend_from_slice(canonical.as_bytes());
+            return Ok(());
+        }
+        let mut members = self.w.spare.pop().unwrap_or_default();
+        members.clear();
+        self.w.out.push(b'{');
+        let base = self.w.out.len();
+        write_member(&mut map, self.w, &mut members, first)?;
+        // Names so far are in strictly increasing canonical order: the object needs no
+        // sorting, and a duplicate can only equal the last name.
+        let mut in_order = true;
+        let mut seen: Option<HashSet<Cow<'de, str>>> = None;
+        while let Some(name) = map.next_key_seed(NameSeed)? {
+            if name == NUMBER_TOKEN {
+                return Err(reserved_name());
+            }
+            let last = members.last().map_or("", |m| m.name.as_ref());
+            let duplicate = match (in_order, compare_keys(last, &name)) {
+                (true, Ordering::Less) => false,
+                (true, Ordering::Equal) => true,
+                _ => {
+                    in_order = false;
+                    if members.len() < LINEAR_SCAN_MEMBERS {
+                        members.iter().any(|m| m.name == name)
+                    } else {
+                        let seen = seen.get_or_insert_with(|| {
+                            members.iter().map(|m| m.name.clone()).collect()
+                        });
+                        !seen.insert(name.clone())
+                    }
+                }
+            };
+            if duplicate {
+                return Err(de::Error::custom(format!(
+                    "duplicate member name {}",
+                    quoted(&name)
+                )));
+            }
+            self.w.out.push(b',');
+            write_member(&mut map, self.w, &mut members, name)?;
+        }
+        if !in_order {
+            sort_members(&mut self.w.out, base, &mut members).map_err(de::Error::custom)?;
+        }
+        self.w.out.push(b'}');
+        members.clear();
+        self.w.spare.push(members);
+        Ok(())
+    }
+}
+
+/// Writes `"name":value` for the member whose name was just read, and records it.
+fn write_member<'de, A: MapAccess<'de>>(
+    map: &mut A,
+    w: &mut Writer<'de>,
+    members: &mut Vec<Member<'de>>,
+    name: Cow<'de, str>,
+) -> Result<(), A::Error> {
+    let start = w.out.len();
+    write_string(&name, &mut w.out);
+    w.out.push(b':');
+    map.next_value_seed(WriteSeed { w: &mut *w })?;
+    members.push(Member {
+        name,
+        start,
+        end: w.out.len(),
+    });
+    Ok(())
+}
+
+/// Rewrites the members of an object, written from `out[base..]` on and separated by
+/// commas, in canonical order of their (distinct) names.
+fn sort_members(out: &mut Vec<u8>, base: usize, members: &mut [Member<'_>]) -> Result<(), String> {
+    members.sort_unstable_by(|a, b| compare_keys(&a.name, &b.name));
+    let written = out.split_off(base);
+    for (i, m) in members.iter().enumerate() {
+        if i > 0 {
+            out.push(b',');
+        }
+        let bytes = m
+            .start
+            .checked_sub(base)
+            .zip(m.end.checked_sub(base))
+            .and_then(|(start, end)| written.get(start..end))
+            .ok_or("internal error: a member's bytes are out of range")?;
+        out.extend_from_slice(bytes);
+    }
+    Ok(())
+}
+
+/// A member name as canonical text (`"a"`), for messages.
+fn quoted(name: &str) -> String {
+    let mut out = Vec::with_capacity(name.len() + 2);
+    write_string(name, &mut out);
+    String::from_utf8(out).unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned())
+}
+
+/// A member name, borrowed from the input when it holds no escape.
+struct NameSeed;
+
+impl<'de> DeserializeSeed<'de> for NameSeed {
+    type Value = Cow<'de, str>;
+
+    fn deserialize<D: de::Deserializer<'de>>(
+        self,
+        deserializer: D,
+    ) -> Result<Cow<'de, str>, D::Error> {
+        deserializer.deserialize_str(NameVisitor)
+    }
+}
+
+struct NameVisitor;
+
+impl<'de> Visitor<'de> for NameVisitor {
+    type Value = Cow<'de, str>;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a member name")
+    }
+
+    fn visit_borrowed_str<E: de::Error>(self, v: &'de str) -> Result<Cow<'de, str>, E> {
+        Ok(Cow::Borrowed(v))
+    }
+
+    fn visit_str<E: de::Error>(self, v: &str) -> Result<Cow<'de, str>, E> {
+        Ok(Cow::Owned(v.to_owned()))
+    }
+
+    fn visit_string<E: de::Error>(self, v: String) -> Result<Cow<'de, str>, E> {
+        Ok(Cow::Owned(v))
     }
 }
 

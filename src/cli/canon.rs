@@ -27,14 +27,24 @@ pub struct CanonArgs {
 
 pub fn cmd_canon(ui: &mut Ui, env: &Env, args: &CanonArgs) -> Result<(), CliError> {
     let (name, bytes) = read_input(args.file.as_deref(), env)?;
+    let Some(key) = &args.key else {
+        // No array rules: the canonical text straight from the input, without a tree.
+        let text = crate::canon::canonical_text(&bytes)
+            .map_err(|e| CliError::user(format!("{name} is not valid JSON: {e}")))?;
+        drop(bytes);
+        return if args.hash {
+            ui.line(crate::canon::ObjectId::of(text.as_bytes()).to_hex())
+        } else {
+            ui.raw(text.as_bytes())?;
+            ui.raw(b"\n")
+        };
+    };
     let mut value = parse_json(&name, &bytes)?;
-    if let Some(key) = &args.key {
-        let repo = env.repo()?;
-        let mut warnings = Vec::new();
-        crate::diff::canonicalize(&mut value, &repo.key_rules(key), &mut warnings);
-        for w in warnings {
-            ui.warn(w);
-        }
+    let repo = env.repo()?;
+    let mut warnings = Vec::new();
+    crate::diff::canonicalize(&mut value, &repo.key_rules(key), &mut warnings);
+    for w in warnings {
+        ui.warn(w);
     }
     if args.hash {
         ui.line(crate::canon::hash(&value).to_hex())

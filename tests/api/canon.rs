@@ -15,7 +15,7 @@ use std::str::FromStr;
 // Conformance data
 // ---------------------------------------------------------------------------------------
 
-fn shared_conformance() -> Option<PathBuf> {
+pub(crate) fn shared_conformance() -> Option<PathBuf> {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/conformance");
     if dir.is_dir() {
         Some(dir)
@@ -25,11 +25,11 @@ fn shared_conformance() -> Option<PathBuf> {
     }
 }
 
-fn fixtures() -> PathBuf {
+pub(crate) fn fixtures() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/conformance")
 }
 
-fn sorted_files(dir: &Path) -> Vec<PathBuf> {
+pub(crate) fn sorted_files(dir: &Path) -> Vec<PathBuf> {
     let mut files: Vec<PathBuf> = std::fs::read_dir(dir)
         .unwrap_or_else(|e| panic!("cannot read {}: {e}", dir.display()))
         .map(|e| e.unwrap().path())
@@ -38,7 +38,7 @@ fn sorted_files(dir: &Path) -> Vec<PathBuf> {
     files
 }
 
-fn file_name(path: &Path) -> String {
+pub(crate) fn file_name(path: &Path) -> String {
     path.file_name().unwrap().to_string_lossy().into_owned()
 }
 

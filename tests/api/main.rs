@@ -4,6 +4,7 @@
 mod asof;
 mod blame;
 mod canon;
+mod canon_text;
 mod diff_apply;
 mod export;
 mod gc;
