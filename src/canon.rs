@@ -1006,8 +1006,3 @@ pub fn hash(value: &Value) -> ObjectId {
     write_canonical(value, &mut bytes);
     ObjectId::of(&bytes)
 }
-
-/// TEMPORARY SHIM (replaced by the stream branch).
-pub fn canonical_text(bytes: &[u8]) -> Result<String, ParseError> {
-    parse(bytes).map(|v| to_canonical_string(&v))
-}
