@@ -5,6 +5,8 @@ use crate::time::When;
 use crate::{PutOutcome, Repo, TxOptions};
 use clap::Args;
 use serde_json::Value;
+use serde_json::value::RawValue;
+use std::collections::BTreeMap;
 use std::path::PathBuf;
 
 /// Record many snapshots from NDJSON records {key, at, actor, reason, doc}
@@ -80,15 +82,21 @@ fn import_lines(
             repo.begin_batch()?;
         }
         let fail = |msg: String| CliError::user(format!("{name} line {lineno}: {msg}"));
-        let record =
-            crate::canon::parse_str(line).map_err(|e| fail(format!("not valid JSON: {e}")))?;
-        let field = |name: &str| record.get(name).filter(|v| !v.is_null());
+        // The record is parsed strictly into canonical text; its `doc` member is then a
+        // slice of that text, recorded without ever building a tree of it.
+        let record = crate::canon::canonical_text(line.as_bytes())
+            .map_err(|e| fail(format!("not valid JSON: {e}")))?;
+        let members: BTreeMap<&str, &RawValue> = serde_json::from_str(&record).unwrap_or_default();
+        let raw = |name: &str| members.get(name).filter(|v| v.get() != "null");
+        let field =
+            |name: &str| raw(name).and_then(|v| serde_json::from_str::<Value>(v.get()).ok());
         let key = field("key")
-            .and_then(Value::as_str)
+            .and_then(|v| v.as_str().map(str::to_owned))
             .ok_or_else(|| fail("no \"key\" string".into()))?;
-        let actor = field("actor").and_then(Value::as_str).unwrap_or_default();
+        let actor = field("actor");
+        let actor = actor.as_ref().and_then(Value::as_str).unwrap_or_default();
         let actor = Actor::parse(actor).map_err(|e| fail(e.to_string()))?;
-        let reason = field("reason").and_then(Value::as_str).map(str::to_owned);
+        let reason = field("reason").and_then(|v| v.as_str().map(str::to_owned));
         let at = match field("at") {
             None => None,
             Some(v) => match v.as_str().map(When::parse) {
@@ -96,14 +104,14 @@ fn import_lines(
                 _ => return Err(fail(format!("\"at\" is not a time: {v}"))),
             },
         };
-        let doc = field("doc")
-            .cloned()
+        let doc = raw("doc")
+            .map(|v| v.get().to_owned())
             .ok_or_else(|| fail("no \"doc\"".into()))?;
         let opts = TxOptions::new(actor, "ingest", env.now)
             .reason(reason)
             .at(at);
         let mut txn = repo.begin(opts).map_err(|e| fail(e.to_string()))?;
-        let outcome = txn.put(key, doc).map_err(|e| fail(e.to_string()))?;
+        let outcome = txn.put_text(&key, doc).map_err(|e| fail(e.to_string()))?;
         let commit = txn.commit().map_err(|e| fail(e.to_string()))?;
         for w in &commit.warnings {
             ui.warn(format!("line {lineno}: {w}"));
