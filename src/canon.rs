@@ -798,6 +798,67 @@ pub fn write_canonical(value: &Value, out: &mut Vec<u8>) {
     }
 }
 
+/// [`to_pretty_string`] of the value whose canonical text is `canonical`, laid out straight
+/// from the text (no tree is built). The text must be canonical, as stored documents are;
+/// any other text is laid out as it stands, without panicking.
+///
+/// ```
+/// let v = hist::canon::parse_str(r#"{"b":[1,{}],"a":"x,y"}"#).unwrap();
+/// let text = hist::canon::to_canonical_string(&v);
+/// assert_eq!(hist::canon::pretty_text(&text), hist::canon::to_pretty_string(&v));
+/// ```
+pub fn pretty_text(canonical: &str) -> String {
+    fn newline(depth: usize, out: &mut Vec<u8>) {
+        out.push(b'\n');
+        out.resize(out.len() + 2 * depth, b' ');
+    }
+    let b = canonical.as_bytes();
+    let mut out = Vec::with_capacity(b.len() + b.len() / 2);
+    let mut depth = 0usize;
+    let mut i = 0;
+    while let Some(&c) = b.get(i) {
+        match c {
+            b'"' => {
+                // A string, escapes included, is copied as it stands.
+                let start = i;
+                i += 1;
+                while let Some(&s) = b.get(i) {
+                    i += if s == b'\\' { 2 } else { 1 };
+                    if s == b'"' {
+                        break;
+                    }
+                }
+                out.extend_from_slice(&b[start..i.min(b.len())]);
+                continue;
+            }
+            b'[' | b'{' => {
+                let close = if c == b'[' { b']' } else { b'}' };
+                out.push(c);
+                if b.get(i + 1) == Some(&close) {
+                    out.push(close);
+                    i += 1;
+                } else {
+                    depth += 1;
+                    newline(depth, &mut out);
+                }
+            }
+            b']' | b'}' => {
+                depth = depth.saturating_sub(1);
+                newline(depth, &mut out);
+                out.push(c);
+            }
+            b',' => {
+                out.push(b',');
+                newline(depth, &mut out);
+            }
+            b':' => out.extend_from_slice(b": "),
+            _ => out.push(c),
+        }
+        i += 1;
+    }
+    String::from_utf8(out).unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned())
+}
+
 /// Pretty text for people: the canonical form (member order, numbers, escaping) laid out
 /// like `serde_json::to_string_pretty`, with 2-space indentation (`{\n  "a": 1\n}`, `[]`,
 /// `{}`). No final newline.

@@ -344,6 +344,23 @@ impl Repo {
         self.unseal_doc(doc)
     }
 
+    /// The canonical text of the current document under `key` (personal values unsealed):
+    /// the stored text itself unless it holds sealed values, so no tree is built.
+    pub fn current_text(&self, key: &str) -> Result<Option<String>> {
+        check_key(key)?;
+        let text: Option<Option<String>> = self
+            .conn
+            .cached_row("SELECT doc FROM doc WHERE key = ?1", [key], |r| r.get(0))
+            .optional()?;
+        match text.flatten() {
+            Some(t) if t.contains(crate::shred::SEALED) => {
+                let doc = self.unseal_doc(Some(parse_stored(&t)?))?;
+                Ok(doc.as_ref().map(canon::to_canonical_string))
+            }
+            other => Ok(other),
+        }
+    }
+
     /// The current document under `key` as stored (personal values sealed).
     pub(crate) fn current_stored(&self, key: &str) -> Result<Option<Value>> {
         let text: Option<Option<String>> = self

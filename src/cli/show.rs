@@ -30,6 +30,14 @@ pub fn cmd_show(ui: &mut Ui, env: &Env, args: &ShowArgs) -> Result<(), CliError>
     let when = args.when.as_deref().map(parse_when).transpose()?;
     let path = args.path.as_deref().map(DocPath::parse).transpose()?;
     let repo = env.repo()?;
+    if when.is_none() && path.is_none() && !args.json {
+        // The current document is laid out straight from its stored text.
+        let text = repo
+            .current_text(&args.key)?
+            .ok_or_else(|| CliError::user(format!("{} does not exist now", args.key)))?;
+        ui.page();
+        return ui.line(crate::canon::pretty_text(&text));
+    }
     let doc = match when {
         Some(when) => {
             let read = repo.as_of(&args.key, when)?;

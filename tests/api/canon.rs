@@ -878,6 +878,13 @@ fn reference_canonical(value: &Value) -> String {
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(512))]
 
+    /// The pretty layout of canonical text equals the pretty layout of the value.
+    #[test]
+    fn pretty_text_lays_out_canonical_text_like_the_value(value in arb_value()) {
+        let text = canon::to_canonical_string(&value);
+        prop_assert_eq!(canon::pretty_text(&text), canon::to_pretty_string(&value));
+    }
+
     #[test]
     fn canonical_text_parses_back_to_the_normalized_value(value in arb_value()) {
         let normalized = canon::normalize(value.clone()).unwrap();
