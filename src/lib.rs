@@ -28,6 +28,7 @@ pub mod rules;
 pub mod shred;
 mod sql;
 mod store;
+pub mod textdiff;
 pub mod time;
 pub mod track;
 

@@ -10,4 +10,5 @@ mod gc;
 mod patch_conformance;
 mod path;
 mod rename;
+mod textdiff;
 mod track;
