@@ -413,11 +413,12 @@ impl<'a, 'r> Walk<'a, 'r> {
     }
 }
 
+/// A member with its index in text order and its decoded name.
+type Named<'a, 'm> = (usize, Cow<'a, str>, &'m Member<'a>);
+
 /// The members of an object in `serde_json::Map` order (by the bytes of their decoded
 /// names), each with its index in text order and its decoded name.
-fn in_map_order<'a, 'm>(
-    members: &'m [Member<'a>],
-) -> Result<Vec<(usize, Cow<'a, str>, &'m Member<'a>)>, MalformedText> {
+fn in_map_order<'a, 'm>(members: &'m [Member<'a>]) -> Result<Vec<Named<'a, 'm>>, MalformedText> {
     let mut out = Vec::with_capacity(members.len());
     for (i, m) in members.iter().enumerate() {
         out.push((i, m.name()?, m));

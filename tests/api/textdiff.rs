@@ -71,19 +71,33 @@ const STRINGS: &[&str] = &[
     "é",
 ];
 
-/// Reads the proptest input as a stream of choices (0 once it runs out).
+/// Reads the proptest input as a stream of choices, then (once it runs out) a fixed
+/// pseudo-random stream, so that short inputs still give varied documents.
 struct Gen<'a> {
     data: &'a [u8],
+    state: u32,
 }
 
-impl Gen<'_> {
+impl<'a> Gen<'a> {
+    fn new(data: &'a [u8]) -> Self {
+        Self {
+            data,
+            state: 0x9E37_79B9,
+        }
+    }
+
     fn byte(&mut self) -> u8 {
         match self.data.split_first() {
             Some((b, rest)) => {
                 self.data = rest;
                 *b
             }
-            None => 0,
+            None => {
+                self.state ^= self.state << 13;
+                self.state ^= self.state >> 17;
+                self.state ^= self.state << 5;
+                self.state.to_le_bytes()[1]
+            }
         }
     }
 
@@ -114,12 +128,14 @@ impl Gen<'_> {
     /// A key value: mostly small numbers, sometimes the same as a string, a float, null, an
     /// array (which a set rule may reorder) or an object.
     fn key(&mut self) -> Value {
-        match self.byte() % 8 {
-            0 | 1 | 2 => Value::from(i64::from(self.byte() % 6)),
-            3 => Value::String((self.byte() % 6).to_string()),
-            4 => Value::Null,
-            5 => json!([self.byte() % 3, self.byte() % 3]),
-            6 => json!({"a": self.byte() % 3}),
+        match self.byte() % 12 {
+            0..=6 => Value::from(i64::from(self.byte() % 32)),
+            7 | 8 => Value::String((self.byte() % 32).to_string()),
+            9 => match self.byte() % 3 {
+                0 => Value::Null,
+                1 => json!([self.byte() % 3, self.byte() % 3]),
+                _ => json!({"a": self.byte() % 3}),
+            },
             _ => self.number(),
         }
     }
@@ -130,8 +146,11 @@ impl Gen<'_> {
             0 => self.value(depth),
             _ => {
                 let mut m = Map::new();
-                for field in ["id", "sku", "k\"", "\u{1f600}"] {
-                    if self.byte() % 3 != 0 {
+                if !self.byte().is_multiple_of(16) {
+                    m.insert("id".into(), self.key());
+                }
+                for field in ["sku", "k\"", "\u{1f600}"] {
+                    if !self.byte().is_multiple_of(2) {
                         m.insert(field.into(), self.key());
                     }
                 }
@@ -152,12 +171,12 @@ impl Gen<'_> {
 
     /// The value of a member: the names the rules use hold arrays.
     fn member(&mut self, name: &str, depth: u32) -> Value {
-        if depth > 4 {
+        if depth > 3 {
             return self.scalar();
         }
         match name {
             "items" | "variants" | "sub" | "a" | "\u{1f600}" | "\u{e000}" => {
-                if self.byte() % 4 == 0 {
+                if self.byte().is_multiple_of(4) {
                     self.value(depth + 1)
                 } else {
                     self.array(depth + 1)
@@ -176,8 +195,28 @@ impl Gen<'_> {
         }
     }
 
+    /// A document: often a feed (`items` holding keyed records) or a root array.
+    fn document(&mut self) -> Value {
+        match self.byte() % 4 {
+            0 | 1 => {
+                let n = 2 + self.byte() % 10;
+                let items = (0..n).map(|_| self.element(1)).collect();
+                let mut m = Map::new();
+                m.insert("items".into(), Value::Array(items));
+                for _ in 0..self.byte() % 3 {
+                    let name = self.name();
+                    let v = self.member(&name, 0);
+                    m.insert(name, v);
+                }
+                Value::Object(m)
+            }
+            2 => Value::Array((0..self.byte() % 10).map(|_| self.element(1)).collect()),
+            _ => self.value(0),
+        }
+    }
+
     fn value(&mut self, depth: u32) -> Value {
-        if depth > 4 {
+        if depth > 3 {
             return self.scalar();
         }
         match self.byte() % 5 {
@@ -197,12 +236,12 @@ impl Gen<'_> {
 
     /// A new version of `v`: mostly the same, with small random edits (a changed scalar, a
     /// type change such as 1 to "1", inserted, removed, duplicated or reordered elements,
-    /// added and removed members). An exhausted input changes nothing.
+    /// added and removed members).
     fn edit(&mut self, v: &Value, depth: u32) -> Value {
-        match self.byte() % 12 {
-            0..=6 => {}
-            7..=9 => return v.clone(),
-            10 => return self.value(depth),
+        match self.byte() % 16 {
+            0..=11 => {}
+            12 | 13 => return v.clone(),
+            14 => return self.value(depth),
             _ => return self.scalar(),
         }
         match v {
@@ -230,14 +269,14 @@ impl Gen<'_> {
             Value::Array(items) => {
                 let mut out = Vec::new();
                 for item in items {
-                    match self.byte() % 8 {
-                        0..=3 => out.push(self.edit(item, depth + 1)),
-                        4 => {}
-                        5 => {
+                    match self.byte() % 10 {
+                        0..=4 => out.push(self.edit(item, depth + 1)),
+                        5 => {}
+                        6 => {
                             out.push(item.clone());
                             out.push(self.edit(item, depth + 1));
                         }
-                        6 => {
+                        7 => {
                             out.push(self.element(depth + 1));
                             out.push(item.clone());
                         }
@@ -360,7 +399,10 @@ fn check_diff(old: Option<&Value>, new: Option<&Value>, rules: &KeyRules) -> Dif
 /// text never panics, and when it is accepted it is canonical JSON.
 fn check_malformed(text: &str, other: &str, rules: &KeyRules, g: &mut Gen<'_>) {
     let must_fail = text.starts_with(['{', '[', '"']);
-    for end in (0..text.len()).filter(|&e| text.is_char_boundary(e)) {
+    // Every cut of a short text, about 60 spread over a long one.
+    let step = (text.len() / 60).max(1);
+    let cuts = (0..text.len()).filter(|&e| e % step == 0 || e + 8 > text.len());
+    for end in cuts.filter(|&e| text.is_char_boundary(e)) {
         let prefix = &text[..end];
         let got = diff_text(Some(prefix), Some(other), rules);
         let canon_got = canonicalize_text(prefix.to_owned(), rules, &mut Vec::new());
@@ -406,13 +448,17 @@ fn check_malformed(text: &str, other: &str, rules: &KeyRules, g: &mut Gen<'_>) {
     }
 }
 
-fn run(data: &[u8]) {
-    let mut g = Gen { data };
+/// One case: two sets of rules, an old document, and a new one that is either an edited
+/// copy of the old one or (one time in four) another random document. Each part reads its
+/// own input, so that a large document does not leave the edits without choices.
+fn run(rules: &[u8], doc: &[u8], edits: &[u8]) {
+    let mut g = Gen::new(rules);
     let rules_a = g.rules();
     let rules_b = g.rules();
-    let old_raw = normalized(&g.value(0));
-    let new_raw = if g.byte() % 4 == 0 {
-        normalized(&g.value(0))
+    let old_raw = normalized(&Gen::new(doc).document());
+    let mut g = Gen::new(edits);
+    let new_raw = if g.byte().is_multiple_of(4) {
+        normalized(&g.document())
     } else {
         normalized(&g.edit(&old_raw, 0))
     };
@@ -439,16 +485,25 @@ proptest! {
     #![proptest_config(ProptestConfig::with_cases(3000))]
 
     #[test]
-    fn text_functions_equal_the_value_functions(data in proptest::collection::vec(any::<u8>(), 0..700)) {
-        run(&data);
+    fn text_functions_equal_the_value_functions(
+        rules in proptest::collection::vec(any::<u8>(), 8),
+        doc in proptest::collection::vec(any::<u8>(), 0..400),
+        edits in proptest::collection::vec(any::<u8>(), 0..300),
+    ) {
+        run(&rules, &doc, &edits);
     }
+
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(1000))]
 
     #[test]
     fn malformed_text_is_refused_without_panic(data in proptest::collection::vec(any::<u8>(), 0..300)) {
-        let mut g = Gen { data: &data };
+        let mut g = Gen::new(&data);
         let rules = g.rules();
-        let (doc, _) = oracle_canonical(&normalized(&g.value(0)), &rules);
-        let (other, _) = oracle_canonical(&normalized(&g.value(0)), &rules);
+        let (doc, _) = oracle_canonical(&normalized(&g.document()), &rules);
+        let (other, _) = oracle_canonical(&normalized(&g.document()), &rules);
         let text = canon::to_canonical_string(&doc);
         let other = canon::to_canonical_string(&other);
         check_malformed(&text, &other, &rules, &mut g);
@@ -471,10 +526,7 @@ proptest! {
 
 /// Every rule of the pool, in order.
 fn rules_all() -> KeyRules {
-    Gen {
-        data: &[0xFF, 0xFF, 0xFF, 0],
-    }
-    .rules()
+    Gen::new(&[0xFF, 0xFF, 0xFF, 0]).rules()
 }
 
 fn rules_of(list: &[(&str, RuleKind)]) -> KeyRules {
@@ -542,6 +594,7 @@ fn non_canonical_text_is_refused() {
         "\"\\/\"",
         "\"\\u000A\"",
         "\"\\u000a\"",
+        "\"\\u001F\"",
         "\"\\ud83d\\ude00\"",
         "\"\u{1}\"",
         "\"abc",
@@ -582,6 +635,8 @@ fn deep_nesting_is_refused_without_overflow() {
     assert!(diff_text(Some(&ok), Some("1"), &rules).is_ok());
     let too_deep = format!("{}{}", "[".repeat(128), "]".repeat(128));
     assert!(canon::parse_str(&too_deep).is_err());
+    assert!(canonicalize_text(too_deep.clone(), &KeyRules::none(), &mut Vec::new()).is_err());
+    assert!(diff_text(Some(&too_deep), Some(&too_deep), &KeyRules::none()).is_err());
     assert!(diff_text(Some(&too_deep), Some("1"), &rules).is_err());
     let huge = "[".repeat(1_000_000);
     assert!(diff_text(Some(&huge), Some("1"), &rules).is_err());
