@@ -48,10 +48,10 @@ pub fn canonicalize_text(
     rules: &KeyRules,
     warnings: &mut Vec<String>,
 ) -> Result<String, MalformedText> {
-    validate(&text)?;
+    let ends = validate(&text)?;
     let pieces = {
         let mut walk = Walk::new(rules);
-        let pieces = walk.canonicalize_at(Val::whole(&text))?;
+        let pieces = walk.canonicalize_at(Val::whole(&text, &ends))?;
         warnings.append(&mut walk.warnings);
         pieces
     };
@@ -79,19 +79,25 @@ pub fn diff_text(
             message: format!("{} (in the {which} text)", e.message),
         }
     }
-    if let Some(text) = old {
-        validate(text).map_err(in_text("old"))?;
-    }
-    if let Some(text) = new {
-        validate(text).map_err(in_text("new"))?;
-    }
+    let old_ends = old
+        .map(validate)
+        .transpose()
+        .map_err(in_text("old"))?
+        .unwrap_or_default();
+    let new_ends = new
+        .map(validate)
+        .transpose()
+        .map_err(in_text("new"))?
+        .unwrap_or_default();
     let mut walk = Walk::new(rules);
     match (old, new) {
         (None, None) => {}
-        (Some(o), Some(n)) => walk.diff_at(Val::whole(o), Val::whole(n))?,
+        (Some(o), Some(n)) => {
+            walk.diff_at(Val::whole(o, &old_ends), Val::whole(n, &new_ends))?;
+        }
         (o, n) => {
-            let o = o.map(|t| Val::whole(t).parse()).transpose()?;
-            let n = n.map(|t| Val::whole(t).parse()).transpose()?;
+            let o = o.map(|t| Val::whole(t, &[]).parse()).transpose()?;
+            let n = n.map(|t| Val::whole(t, &[]).parse()).transpose()?;
             walk.changes.push(Change {
                 path: DocPath::root(),
                 op: Op::between(o.as_ref(), n.as_ref()).unwrap_or(Op::Replace),
@@ -530,11 +536,13 @@ fn all_unique(texts: &[Cow<'_, str>]) -> bool {
 // Scanning checked canonical text
 // ---------------------------------------------------------------------------------------
 
-/// A value's text inside a document, and its byte offset there (for error messages).
+/// A value's text inside a document, its byte offset there, and the ends of the
+/// document's containers ([`validate`]).
 #[derive(Clone, Copy, Debug)]
 struct Val<'a> {
     at: usize,
     text: &'a str,
+    ends: &'a [(u32, u32)],
 }
 
 /// An object member: its name as written (with quotes), the name and colon as written,
@@ -561,8 +569,26 @@ impl<'a> Member<'a> {
 }
 
 impl<'a> Val<'a> {
-    fn whole(text: &'a str) -> Self {
-        Self { at: 0, text }
+    fn whole(text: &'a str, ends: &'a [(u32, u32)]) -> Self {
+        Self { at: 0, text, ends }
+    }
+
+    /// The end of the value starting at `local`: looked up for a container (the
+    /// validation pass recorded it), scanned for anything else.
+    fn value_end(&self, local: usize) -> Result<usize, (usize, &'static str)> {
+        let b = self.text.as_bytes();
+        if matches!(b.get(local), Some(b'{' | b'[')) {
+            let recorded = u32::try_from(self.at + local)
+                .ok()
+                .and_then(|start| self.ends.binary_search_by_key(&start, |e| e.0).ok())
+                .and_then(|k| self.ends.get(k))
+                .and_then(|e| usize::try_from(e.1).ok()?.checked_sub(self.at))
+                .filter(|&end| end > local && end <= b.len());
+            if let Some(end) = recorded {
+                return Ok(end);
+            }
+        }
+        value_end(b, local)
     }
 
     fn first(&self) -> u8 {
@@ -582,6 +608,7 @@ impl<'a> Val<'a> {
             Some(text) => Ok(Val {
                 at: self.at + from,
                 text,
+                ends: self.ends,
             }),
             None => Err(self.error(from, "a value ends inside a character")),
         }
@@ -628,7 +655,10 @@ impl<'a> Members<'a> {
         if b.get(name_end) != Some(&b':') {
             return Err(self.obj.error(name_end, "expected ':'"));
         }
-        let value_end = value_end(b, name_end + 1).map_err(|(at, m)| self.obj.error(at, m))?;
+        let value_end = self
+            .obj
+            .value_end(name_end + 1)
+            .map_err(|(at, m)| self.obj.error(at, m))?;
         match b.get(value_end) {
             Some(b',') => self.pos = value_end + 1,
             Some(b'}') => self.done = true,
@@ -668,7 +698,10 @@ impl<'a> Elements<'a> {
     fn step(&mut self) -> Result<Val<'a>, MalformedText> {
         let b = self.arr.text.as_bytes();
         let start = self.pos;
-        let end = value_end(b, start).map_err(|(at, m)| self.arr.error(at, m))?;
+        let end = self
+            .arr
+            .value_end(start)
+            .map_err(|(at, m)| self.arr.error(at, m))?;
         match b.get(end) {
             Some(b',') => self.pos = end + 1,
             Some(b']') => self.done = true,
@@ -807,9 +840,16 @@ enum Open<'a> {
 }
 
 /// Checks that `text` is canonical JSON (see the module doc), in one pass without
-/// recursion.
-fn validate(text: &str) -> Result<(), MalformedText> {
+/// recursion. Returns where each non-empty container ends, as `(start, end)` byte offsets
+/// in the order of their starts (empty when the text is too long for `u32` offsets): the
+/// walks look these up instead of scanning a container again.
+fn validate(text: &str) -> Result<Vec<(u32, u32)>, MalformedText> {
     let b = text.as_bytes();
+    let record = u32::try_from(text.len()).is_ok();
+    let offset = |i: usize| u32::try_from(i).unwrap_or(u32::MAX);
+    let mut ends: Vec<(u32, u32)> = Vec::new();
+    // For each open container, the index of its entry in `ends`.
+    let mut entries: Vec<usize> = Vec::new();
     let fail = |offset: usize, message: &str| MalformedText {
         offset,
         message: message.to_owned(),
@@ -834,6 +874,10 @@ fn validate(text: &str) -> Result<(), MalformedText> {
                 } else {
                     let (name, next) = member_name(text, i + 1, None)?;
                     stack.push(Open::Object(name));
+                    entries.push(ends.len());
+                    if record {
+                        ends.push((offset(i), 0));
+                    }
                     i = next;
                     continue 'value;
                 }
@@ -843,6 +887,10 @@ fn validate(text: &str) -> Result<(), MalformedText> {
                     i += 2;
                 } else {
                     stack.push(Open::Array);
+                    entries.push(ends.len());
+                    if record {
+                        ends.push((offset(i), 0));
+                    }
                     i += 1;
                     continue 'value;
                 }
@@ -863,7 +911,7 @@ fn validate(text: &str) -> Result<(), MalformedText> {
         // A value ended at `i`: close containers until one continues.
         loop {
             match (stack.last_mut(), b.get(i)) {
-                (None, None) => return Ok(()),
+                (None, None) => return Ok(ends),
                 (None, Some(_)) => return Err(fail(i, "unexpected text after the value")),
                 (Some(Open::Array), Some(b',')) => {
                     i += 1;
@@ -878,6 +926,9 @@ fn validate(text: &str) -> Result<(), MalformedText> {
                 (Some(Open::Array), Some(b']')) | (Some(Open::Object(_)), Some(b'}')) => {
                     stack.pop();
                     i += 1;
+                    if let Some(entry) = entries.pop().and_then(|k| ends.get_mut(k)) {
+                        entry.1 = offset(i);
+                    }
                 }
                 (Some(Open::Array), _) => return Err(fail(i, "expected ',' or ']'")),
                 (Some(Open::Object(_)), _) => return Err(fail(i, "expected ',' or '}'")),
