@@ -18,7 +18,10 @@
 //! as [`canon`] writes it (no whitespace, members strictly increasing by
 //! [`canon::compare_keys`], minimal string escapes, canonical numbers, no member named
 //! `$serde_json::private::Number`, nesting at most [`canon::MAX_DEPTH`]). Anything else is
-//! a [`MalformedText`], never a panic.
+//! a [`MalformedText`], never a panic. That pass also records where each non-empty array
+//! and object ends (8 bytes per container), so that walking a container does not scan it
+//! again. Besides the texts, memory is that table, the per-array lists of element slices
+//! and sort texts, and the values the changes carry.
 
 use crate::canon;
 use crate::diff::{Diff, not_unique_warning};
