@@ -690,7 +690,10 @@ fn is_integer_literal(text: &str) -> bool {
 }
 
 /// The canonical text of a number's text, written into `buf` when it must be computed.
-fn canonical_number_text<'a>(text: &'a str, buf: &'a mut ryu_js::Buffer) -> Option<&'a str> {
+pub(crate) fn canonical_number_text<'a>(
+    text: &'a str,
+    buf: &'a mut ryu_js::Buffer,
+) -> Option<&'a str> {
     if is_integer_literal(text) {
         return Some(if text == "-0" { "0" } else { text });
     }
@@ -967,7 +970,7 @@ const ESCAPE: [u8; 256] = {
 };
 
 /// Writes a string with minimal escaping (see the module doc).
-fn write_string(s: &str, out: &mut Vec<u8>) {
+pub(crate) fn write_string(s: &str, out: &mut Vec<u8>) {
     const HEX: &[u8; 16] = b"0123456789abcdef";
     let bytes = s.as_bytes();
     out.reserve(bytes.len() + 2);

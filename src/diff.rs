@@ -222,7 +222,7 @@ fn canonicalize_at(
     }
 }
 
-fn not_unique_warning(path: &DocPath, mode: &ArrayMode<'_>) -> String {
+pub(crate) fn not_unique_warning(path: &DocPath, mode: &ArrayMode<'_>) -> String {
     let at = if path.is_root() {
         "the document".to_owned()
     } else {

@@ -1,43 +1,1076 @@
-//! TEMPORARY SHIM (replaced by the textdiff branch): the text API over the Value functions.
+//! [`diff::canonicalize`](crate::diff::canonicalize) and [`diff::diff`](crate::diff::diff)
+//! computed on canonical JSON text, without building a tree of the whole document.
+//!
+//! Canonical text ([`crate::canon`]) is unique per value, so two values are equal exactly
+//! when their canonical texts are byte-equal. The functions here walk the texts with a small
+//! scanner (end of a value, members of an object, elements of an array), compare slices
+//! byte for byte, and parse a slice into a [`Value`] only where a change or a path needs it:
+//! a change's old or new value, the key values of a keyed element on a path, a set element
+//! on a path.
+//!
+//! They give exactly what the [`Value`] functions give on the parsed texts: the same changes
+//! in the same order, the same warnings in the same order. In particular object members are
+//! visited in the order of a `serde_json::Map` (Rust string order, by bytes), not in the
+//! text's order (UTF-16 code units), which differs for names with characters in
+//! U+E000..=U+FFFF and above U+FFFF.
+//!
+//! Every text is checked first, in one pass that never recurses: it must be canonical JSON
+//! as [`canon`] writes it (no whitespace, members strictly increasing by
+//! [`canon::compare_keys`], minimal string escapes, canonical numbers, no member named
+//! `$serde_json::private::Number`, nesting at most [`canon::MAX_DEPTH`]). Anything else is
+//! a [`MalformedText`], never a panic. That pass also records where each non-empty array
+//! and object ends (8 bytes per container), so that walking a container does not scan it
+//! again. Besides the texts, memory is that table, the per-array lists of element slices
+//! and sort texts, and the values the changes carry.
 
-use crate::diff::{self, Diff};
-use crate::rules::KeyRules;
+use crate::canon;
+use crate::diff::{Diff, not_unique_warning};
+use crate::model::{Change, Op};
+use crate::path::{DocPath, PatternSegment, Segment};
+use crate::rules::{ArrayMode, KeyRules};
+use serde_json::Value;
+use std::borrow::Cow;
+use std::cmp::Ordering;
 
-/// Canonical text that is not.
+/// Canonical text that stored (or otherwise canonical) text must be but is not.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("malformed canonical JSON at byte {offset}: {message}")]
 pub struct MalformedText {
-    /// Where.
+    /// Byte offset in the text where the problem is.
     pub offset: usize,
-    /// What.
+    /// What is wrong.
     pub message: String,
 }
 
-fn parse(text: &str) -> Result<serde_json::Value, MalformedText> {
-    serde_json::from_str(text).map_err(|e| MalformedText {
-        offset: 0,
-        message: e.to_string(),
-    })
-}
-
-/// Shim.
+/// Orders keyed arrays and sets of a canonical text by `rules`; equals
+/// [`diff::canonicalize`](crate::diff::canonicalize) on the parsed value followed by
+/// [`canon::to_canonical_string`], with the same warnings (pushed in the same order).
+/// Returns `text` itself (no copy) when nothing moves.
 pub fn canonicalize_text(
     text: String,
     rules: &KeyRules,
     warnings: &mut Vec<String>,
 ) -> Result<String, MalformedText> {
-    let mut v = parse(&text)?;
-    diff::canonicalize(&mut v, rules, warnings);
-    Ok(crate::canon::to_canonical_string(&v))
+    let ends = validate(&text)?;
+    let pieces = {
+        let mut walk = Walk::new(rules);
+        let pieces = walk.canonicalize_at(Val::whole(&text, &ends))?;
+        warnings.append(&mut walk.warnings);
+        pieces
+    };
+    Ok(match pieces {
+        None => text,
+        Some(pieces) => {
+            let mut out = String::with_capacity(text.len());
+            pieces.iter().for_each(|p| out.push_str(p));
+            out
+        }
+    })
 }
 
-/// Shim.
+/// The changes that turn `old` into `new` (canonical texts; `None` = absent): exactly
+/// [`diff::diff`](crate::diff::diff) of the parsed texts — same changes, same order, same
+/// warnings.
 pub fn diff_text(
     old: Option<&str>,
     new: Option<&str>,
     rules: &KeyRules,
 ) -> Result<Diff, MalformedText> {
-    let old = old.map(parse).transpose()?;
-    let new = new.map(parse).transpose()?;
-    Ok(diff::diff(old.as_ref(), new.as_ref(), rules))
+    fn in_text(which: &'static str) -> impl Fn(MalformedText) -> MalformedText {
+        move |e| MalformedText {
+            offset: e.offset,
+            message: format!("{} (in the {which} text)", e.message),
+        }
+    }
+    let old_ends = old
+        .map(validate)
+        .transpose()
+        .map_err(in_text("old"))?
+        .unwrap_or_default();
+    let new_ends = new
+        .map(validate)
+        .transpose()
+        .map_err(in_text("new"))?
+        .unwrap_or_default();
+    let mut walk = Walk::new(rules);
+    match (old, new) {
+        (None, None) => {}
+        (Some(o), Some(n)) => {
+            walk.diff_at(Val::whole(o, &old_ends), Val::whole(n, &new_ends))?;
+        }
+        (o, n) => {
+            let o = o.map(|t| Val::whole(t, &[]).parse()).transpose()?;
+            let n = n.map(|t| Val::whole(t, &[]).parse()).transpose()?;
+            walk.changes.push(Change {
+                path: DocPath::root(),
+                op: Op::between(o.as_ref(), n.as_ref()).unwrap_or(Op::Replace),
+                old: o,
+                new: n,
+            });
+        }
+    }
+    Ok(Diff {
+        changes: walk.changes,
+        warnings: walk.warnings,
+    })
+}
+
+// ---------------------------------------------------------------------------------------
+// Walking: canonicalize and diff, mirroring `crate::diff`
+// ---------------------------------------------------------------------------------------
+
+/// One step of the current path, made into a [`Segment`] only when a change or a warning
+/// names the path.
+#[derive(Clone)]
+enum Step<'a, 'r> {
+    /// An object member; its name is the [`PatternSegment::Field`] at the same depth of
+    /// the shape.
+    Field,
+    /// An element of a keyed array or a set.
+    Element(Val<'a>, ArrayMode<'r>),
+}
+
+/// The state of one walk: where it is, and what it found.
+struct Walk<'a, 'r> {
+    rules: &'r KeyRules,
+    shape: Vec<PatternSegment>,
+    path: Vec<Step<'a, 'r>>,
+    changes: Vec<Change>,
+    warnings: Vec<String>,
+}
+
+/// Pieces of output text (slices of the input and punctuation), concatenated in order.
+type Pieces<'a> = Vec<&'a str>;
+
+impl<'a, 'r> Walk<'a, 'r> {
+    fn new(rules: &'r KeyRules) -> Self {
+        Self {
+            rules,
+            shape: Vec::new(),
+            path: Vec::new(),
+            changes: Vec::new(),
+            warnings: Vec::new(),
+        }
+    }
+
+    /// The current path as a [`DocPath`].
+    fn doc_path(&self) -> Result<DocPath, MalformedText> {
+        let mut segs = Vec::with_capacity(self.path.len());
+        for (step, shape) in self.path.iter().zip(&self.shape) {
+            segs.push(match (step, shape) {
+                (Step::Field, PatternSegment::Field(name)) => Segment::Field(name.clone()),
+                (Step::Element(v, mode), _) => element_segment(*v, mode)?,
+                (Step::Field, PatternSegment::AnyElement) => {
+                    return Err(MalformedText {
+                        offset: 0,
+                        message: "internal error: the path and its shape disagree".into(),
+                    });
+                }
+            });
+        }
+        Ok(DocPath::from_segments(segs))
+    }
+
+    fn warn_not_unique(&mut self, mode: &ArrayMode<'_>) -> Result<(), MalformedText> {
+        let path = self.doc_path()?;
+        self.warnings.push(not_unique_warning(&path, mode));
+        Ok(())
+    }
+
+    /// Mirrors `diff::canonicalize_at`: `None` when nothing below `value` moves, else the
+    /// pieces of its new text.
+    fn canonicalize_at(&mut self, value: Val<'a>) -> Result<Option<Pieces<'a>>, MalformedText> {
+        match value.first() {
+            b'{' => {
+                if !self.rules.any_below(&self.shape) {
+                    return Ok(None);
+                }
+                let members = value.members().collect::<Result<Vec<_>, _>>()?;
+                let mut results: Vec<Option<Pieces<'a>>> = vec![None; members.len()];
+                for (index, name, member) in in_map_order(&members)? {
+                    self.shape.push(PatternSegment::Field(name.into_owned()));
+                    self.path.push(Step::Field);
+                    let result = self.canonicalize_at(member.value)?;
+                    self.path.pop();
+                    self.shape.pop();
+                    if let Some(slot) = results.get_mut(index) {
+                        *slot = result;
+                    }
+                }
+                if results.iter().all(Option::is_none) {
+                    return Ok(None);
+                }
+                let mut out = vec!["{"];
+                for (i, (member, result)) in members.iter().zip(results).enumerate() {
+                    if i > 0 {
+                        out.push(",");
+                    }
+                    out.push(member.head);
+                    match result {
+                        Some(pieces) => out.extend(pieces),
+                        None => out.push(member.value.text),
+                    }
+                }
+                out.push("}");
+                Ok(Some(out))
+            }
+            b'[' => {
+                let mode = self.rules.mode(&self.shape);
+                if mode == ArrayMode::Opaque {
+                    return Ok(None);
+                }
+                let items = value.elements().collect::<Result<Vec<_>, _>>()?;
+                let texts = sort_texts(&items, &mode)?;
+                let mut pairs: Vec<(Cow<'a, str>, Val<'a>)> =
+                    texts.into_iter().zip(items).collect();
+                pairs.sort_unstable_by(|a, b| a.0.cmp(&b.0));
+                if pairs.windows(2).any(|w| w[0].0 == w[1].0) {
+                    self.warn_not_unique(&mode)?;
+                    return Ok(None);
+                }
+                let moved = pairs.windows(2).any(|w| w[0].1.at > w[1].1.at);
+                let mut results: Vec<Option<Pieces<'a>>> = vec![None; pairs.len()];
+                if self.rules.any_below(&self.shape) {
+                    self.shape.push(PatternSegment::AnyElement);
+                    for ((_, item), slot) in pairs.iter().zip(results.iter_mut()) {
+                        self.path.push(Step::Element(*item, mode.clone()));
+                        *slot = self.canonicalize_at(*item)?;
+                        self.path.pop();
+                    }
+                    self.shape.pop();
+                }
+                if !moved && results.iter().all(Option::is_none) {
+                    return Ok(None);
+                }
+                let mut out = vec!["["];
+                for (i, ((_, item), result)) in pairs.iter().zip(results).enumerate() {
+                    if i > 0 {
+                        out.push(",");
+                    }
+                    match result {
+                        Some(pieces) => out.extend(pieces),
+                        None => out.push(item.text),
+                    }
+                }
+                out.push("]");
+                Ok(Some(out))
+            }
+            _ => Ok(None),
+        }
+    }
+
+    /// Mirrors `diff::diff_at`.
+    fn diff_at(&mut self, old: Val<'a>, new: Val<'a>) -> Result<(), MalformedText> {
+        if old.text == new.text {
+            return self.diff_equal(new);
+        }
+        match (old.first(), new.first()) {
+            (b'{', b'{') => self.diff_objects(old, new),
+            (b'[', b'[') => {
+                let mode = self.rules.mode(&self.shape);
+                if mode == ArrayMode::Opaque || !self.diff_elements(old, new, &mode)? {
+                    self.replace(old, new)?;
+                }
+                Ok(())
+            }
+            _ => self.replace(old, new),
+        }
+    }
+
+    /// What `diff::diff_at` does with two equal values: no change, but a warning for each
+    /// keyed array or set (reached through objects) whose elements are not unique.
+    fn diff_equal(&mut self, value: Val<'a>) -> Result<(), MalformedText> {
+        match value.first() {
+            b'{' if self.rules.any_below(&self.shape) => self.diff_objects(value, value),
+            b'[' => {
+                let mode = self.rules.mode(&self.shape);
+                if mode != ArrayMode::Opaque {
+                    let items = value.elements().collect::<Result<Vec<_>, _>>()?;
+                    if !all_unique(&sort_texts(&items, &mode)?) {
+                        self.warn_not_unique(&mode)?;
+                    }
+                }
+                Ok(())
+            }
+            _ => Ok(()),
+        }
+    }
+
+    /// The object case of `diff::diff_at`: old members in map order (recurse or remove),
+    /// then new members in map order (add).
+    fn diff_objects(&mut self, old: Val<'a>, new: Val<'a>) -> Result<(), MalformedText> {
+        let old_members = old.members().collect::<Result<Vec<_>, _>>()?;
+        let new_members = new.members().collect::<Result<Vec<_>, _>>()?;
+        let old_sorted = in_map_order(&old_members)?;
+        let new_sorted = in_map_order(&new_members)?;
+        let mut added = Vec::new();
+        let mut news = new_sorted.into_iter().peekable();
+        for (_, name, member) in old_sorted {
+            while let Some((_, n, m)) = news.next_if(|(_, n, _)| *n < name) {
+                added.push((n, m));
+            }
+            let counterpart = news.next_if(|(_, n, _)| *n == name).map(|(_, _, m)| m);
+            self.shape.push(PatternSegment::Field(name.into_owned()));
+            self.path.push(Step::Field);
+            match counterpart {
+                Some(n) => self.diff_at(member.value, n.value)?,
+                None => {
+                    let change = Change {
+                        path: self.doc_path()?,
+                        op: Op::Remove,
+                        old: Some(member.value.parse()?),
+                        new: None,
+                    };
+                    self.changes.push(change);
+                }
+            }
+            self.path.pop();
+            self.shape.pop();
+        }
+        added.extend(news.map(|(_, n, m)| (n, m)));
+        for (name, member) in added {
+            let change = Change {
+                path: self.doc_path()?.child(Segment::Field(name.into_owned())),
+                op: Op::Add,
+                old: None,
+                new: Some(member.value.parse()?),
+            };
+            self.changes.push(change);
+        }
+        Ok(())
+    }
+
+    /// Mirrors `diff::replace`.
+    fn replace(&mut self, old: Val<'a>, new: Val<'a>) -> Result<(), MalformedText> {
+        if old.text != new.text {
+            let change = Change {
+                path: self.doc_path()?,
+                op: Op::Replace,
+                old: Some(old.parse()?),
+                new: Some(new.parse()?),
+            };
+            self.changes.push(change);
+        }
+        Ok(())
+    }
+
+    /// Mirrors `diff::diff_elements`: false when the arrays cannot be diffed element by
+    /// element (keys not unique, or not in canonical order).
+    fn diff_elements(
+        &mut self,
+        old: Val<'a>,
+        new: Val<'a>,
+        mode: &ArrayMode<'r>,
+    ) -> Result<bool, MalformedText> {
+        let new_items = new.elements().collect::<Result<Vec<_>, _>>()?;
+        let new_texts = sort_texts(&new_items, mode)?;
+        if !all_unique(&new_texts) {
+            self.warn_not_unique(mode)?;
+            return Ok(false);
+        }
+        let old_items = old.elements().collect::<Result<Vec<_>, _>>()?;
+        let old_texts = sort_texts(&old_items, mode)?;
+        if !all_unique(&old_texts) || !old_texts.is_sorted() || !new_texts.is_sorted() {
+            return Ok(false);
+        }
+        self.shape.push(PatternSegment::AnyElement);
+        let mut olds = old_items.iter().zip(&old_texts).peekable();
+        let mut news = new_items.iter().zip(&new_texts).peekable();
+        loop {
+            let order = match (olds.peek(), news.peek()) {
+                (None, None) => break,
+                (Some(a), Some(b)) => a.1.cmp(b.1),
+                (Some(_), None) => Ordering::Less,
+                (None, Some(_)) => Ordering::Greater,
+            };
+            match (order, olds.peek().copied(), news.peek().copied()) {
+                (Ordering::Less, Some((item, _)), _) => {
+                    let change = Change {
+                        path: self.doc_path()?.child(element_segment(*item, mode)?),
+                        op: Op::Remove,
+                        old: Some(item.parse()?),
+                        new: None,
+                    };
+                    self.changes.push(change);
+                    olds.next();
+                }
+                (Ordering::Greater, _, Some((item, _))) => {
+                    let change = Change {
+                        path: self.doc_path()?.child(element_segment(*item, mode)?),
+                        op: Op::Add,
+                        old: None,
+                        new: Some(item.parse()?),
+                    };
+                    self.changes.push(change);
+                    news.next();
+                }
+                (Ordering::Equal, Some((o, _)), Some((n, _))) => {
+                    if *mode != ArrayMode::Set && o.text != n.text {
+                        self.path.push(Step::Element(*o, mode.clone()));
+                        self.diff_at(*o, *n)?;
+                        self.path.pop();
+                    }
+                    olds.next();
+                    news.next();
+                }
+                // The order was computed from these very peeks.
+                _ => break,
+            }
+        }
+        self.shape.pop();
+        Ok(true)
+    }
+}
+
+/// A member with its index in text order and its decoded name.
+type Named<'a, 'm> = (usize, Cow<'a, str>, &'m Member<'a>);
+
+/// The members of an object in `serde_json::Map` order (by the bytes of their decoded
+/// names), each with its index in text order and its decoded name.
+fn in_map_order<'a, 'm>(members: &'m [Member<'a>]) -> Result<Vec<Named<'a, 'm>>, MalformedText> {
+    let mut out = Vec::with_capacity(members.len());
+    for (i, m) in members.iter().enumerate() {
+        out.push((i, m.name()?, m));
+    }
+    if !out.windows(2).all(|w| w[0].1 < w[1].1) {
+        out.sort_by(|a, b| a.1.cmp(&b.1));
+    }
+    Ok(out)
+}
+
+/// Mirrors `diff::element_segment`.
+fn element_segment(elem: Val<'_>, mode: &ArrayMode<'_>) -> Result<Segment, MalformedText> {
+    match mode {
+        ArrayMode::Keyed(fields) => {
+            let quoted = quote_all(fields);
+            let values = key_values(elem, &quoted)?;
+            let key = fields
+                .iter()
+                .zip(values)
+                .map(|(f, v)| Ok((f.clone(), v.map_or(Ok(Value::Null), Val::parse)?)))
+                .collect::<Result<_, MalformedText>>()?;
+            Ok(Segment::Keyed(key))
+        }
+        _ => Ok(Segment::Member(elem.parse()?)),
+    }
+}
+
+/// Each field name as canonical JSON string text (with its quotes), as it appears in
+/// canonical text.
+fn quote_all(fields: &[String]) -> Vec<String> {
+    fields
+        .iter()
+        .map(|f| {
+            let mut out = Vec::with_capacity(f.len() + 2);
+            canon::write_string(f, &mut out);
+            String::from_utf8_lossy(&out).into_owned()
+        })
+        .collect()
+}
+
+/// The values of the `quoted` fields of a keyed element (`None`: missing, or the element
+/// is not an object).
+fn key_values<'a>(elem: Val<'a>, quoted: &[String]) -> Result<Vec<Option<Val<'a>>>, MalformedText> {
+    let mut found: Vec<Option<Val<'a>>> = vec![None; quoted.len()];
+    if elem.first() != b'{' {
+        return Ok(found);
+    }
+    let mut missing = quoted.len();
+    for member in elem.members() {
+        let member = member?;
+        for (q, slot) in quoted.iter().zip(found.iter_mut()) {
+            if slot.is_none() && q == member.quoted {
+                *slot = Some(member.value);
+                missing -= 1;
+            }
+        }
+        if missing == 0 {
+            break;
+        }
+    }
+    Ok(found)
+}
+
+/// Mirrors `diff::keyed_sort_text` and the set case of `unique_sort_texts`: the canonical
+/// text each element sorts by.
+fn sort_texts<'a>(
+    items: &[Val<'a>],
+    mode: &ArrayMode<'_>,
+) -> Result<Vec<Cow<'a, str>>, MalformedText> {
+    match mode {
+        ArrayMode::Keyed(fields) => {
+            let quoted = quote_all(fields);
+            items
+                .iter()
+                .map(|item| {
+                    let values = key_values(*item, &quoted)?;
+                    let len = values
+                        .iter()
+                        .map(|v| v.map_or(4, |v| v.text.len()) + 1)
+                        .sum::<usize>();
+                    let mut text = String::with_capacity(len + 1);
+                    text.push('[');
+                    for (i, v) in values.iter().enumerate() {
+                        if i > 0 {
+                            text.push(',');
+                        }
+                        text.push_str(v.map_or("null", |v| v.text));
+                    }
+                    text.push(']');
+                    Ok(Cow::Owned(text))
+                })
+                .collect()
+        }
+        _ => Ok(items.iter().map(|item| Cow::Borrowed(item.text)).collect()),
+    }
+}
+
+/// True when no two texts are equal.
+fn all_unique(texts: &[Cow<'_, str>]) -> bool {
+    if texts.is_sorted() {
+        return texts.windows(2).all(|w| w[0] != w[1]);
+    }
+    let mut sorted: Vec<&str> = texts.iter().map(AsRef::as_ref).collect();
+    sorted.sort_unstable();
+    sorted.windows(2).all(|w| w[0] != w[1])
+}
+
+// ---------------------------------------------------------------------------------------
+// Scanning checked canonical text
+// ---------------------------------------------------------------------------------------
+
+/// A value's text inside a document, its byte offset there, and the ends of the
+/// document's containers ([`validate`]).
+#[derive(Clone, Copy, Debug)]
+struct Val<'a> {
+    at: usize,
+    text: &'a str,
+    ends: &'a [(u32, u32)],
+}
+
+/// An object member: its name as written (with quotes), the name and colon as written,
+/// and its value.
+#[derive(Clone, Copy, Debug)]
+struct Member<'a> {
+    quoted: &'a str,
+    head: &'a str,
+    value: Val<'a>,
+}
+
+impl<'a> Member<'a> {
+    /// The decoded name.
+    fn name(&self) -> Result<Cow<'a, str>, MalformedText> {
+        let inner = self
+            .quoted
+            .get(1..self.quoted.len().saturating_sub(1))
+            .unwrap_or("");
+        decode(inner).map_err(|message| MalformedText {
+            offset: self.value.at.saturating_sub(self.head.len()),
+            message: message.to_owned(),
+        })
+    }
+}
+
+impl<'a> Val<'a> {
+    fn whole(text: &'a str, ends: &'a [(u32, u32)]) -> Self {
+        Self { at: 0, text, ends }
+    }
+
+    /// The end of the value starting at `local`: looked up for a container (the
+    /// validation pass recorded it), scanned for anything else.
+    fn value_end(&self, local: usize) -> Result<usize, (usize, &'static str)> {
+        let b = self.text.as_bytes();
+        if matches!(b.get(local), Some(b'{' | b'[')) {
+            let recorded = u32::try_from(self.at + local)
+                .ok()
+                .and_then(|start| self.ends.binary_search_by_key(&start, |e| e.0).ok())
+                .and_then(|k| self.ends.get(k))
+                .and_then(|e| usize::try_from(e.1).ok()?.checked_sub(self.at))
+                .filter(|&end| end > local && end <= b.len());
+            if let Some(end) = recorded {
+                return Ok(end);
+            }
+        }
+        value_end(b, local)
+    }
+
+    fn first(&self) -> u8 {
+        self.text.as_bytes().first().copied().unwrap_or(0)
+    }
+
+    fn error(&self, local: usize, message: &str) -> MalformedText {
+        MalformedText {
+            offset: self.at + local,
+            message: message.to_owned(),
+        }
+    }
+
+    /// The part `from..to` of this value, as a value.
+    fn sub(&self, from: usize, to: usize) -> Result<Val<'a>, MalformedText> {
+        match self.text.get(from..to) {
+            Some(text) => Ok(Val {
+                at: self.at + from,
+                text,
+                ends: self.ends,
+            }),
+            None => Err(self.error(from, "a value ends inside a character")),
+        }
+    }
+
+    /// The value itself, parsed.
+    fn parse(self) -> Result<Value, MalformedText> {
+        serde_json::from_str(self.text).map_err(|e| self.error(0, &format!("{e}")))
+    }
+
+    fn members(self) -> Members<'a> {
+        Members {
+            obj: self,
+            pos: 1,
+            done: self.first() != b'{' || self.text.as_bytes().get(1) == Some(&b'}'),
+        }
+    }
+
+    fn elements(self) -> Elements<'a> {
+        Elements {
+            arr: self,
+            pos: 1,
+            done: self.first() != b'[' || self.text.as_bytes().get(1) == Some(&b']'),
+        }
+    }
+}
+
+/// The members of an object, in text order.
+struct Members<'a> {
+    obj: Val<'a>,
+    pos: usize,
+    done: bool,
+}
+
+impl<'a> Members<'a> {
+    fn step(&mut self) -> Result<Member<'a>, MalformedText> {
+        let b = self.obj.text.as_bytes();
+        let start = self.pos;
+        if b.get(start) != Some(&b'"') {
+            return Err(self.obj.error(start, "expected a member name"));
+        }
+        let name_end =
+            string_end(b, start).map_err(|at| self.obj.error(at, "unterminated string"))?;
+        if b.get(name_end) != Some(&b':') {
+            return Err(self.obj.error(name_end, "expected ':'"));
+        }
+        let value_end = self
+            .obj
+            .value_end(name_end + 1)
+            .map_err(|(at, m)| self.obj.error(at, m))?;
+        match b.get(value_end) {
+            Some(b',') => self.pos = value_end + 1,
+            Some(b'}') => self.done = true,
+            _ => return Err(self.obj.error(value_end, "expected ',' or '}'")),
+        }
+        Ok(Member {
+            quoted: self.obj.sub(start, name_end)?.text,
+            head: self.obj.sub(start, name_end + 1)?.text,
+            value: self.obj.sub(name_end + 1, value_end)?,
+        })
+    }
+}
+
+impl<'a> Iterator for Members<'a> {
+    type Item = Result<Member<'a>, MalformedText>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        if self.done {
+            return None;
+        }
+        let item = self.step();
+        if item.is_err() {
+            self.done = true;
+        }
+        Some(item)
+    }
+}
+
+/// The elements of an array, in text order.
+struct Elements<'a> {
+    arr: Val<'a>,
+    pos: usize,
+    done: bool,
+}
+
+impl<'a> Elements<'a> {
+    fn step(&mut self) -> Result<Val<'a>, MalformedText> {
+        let b = self.arr.text.as_bytes();
+        let start = self.pos;
+        let end = self
+            .arr
+            .value_end(start)
+            .map_err(|(at, m)| self.arr.error(at, m))?;
+        match b.get(end) {
+            Some(b',') => self.pos = end + 1,
+            Some(b']') => self.done = true,
+            _ => return Err(self.arr.error(end, "expected ',' or ']'")),
+        }
+        self.arr.sub(start, end)
+    }
+}
+
+impl<'a> Iterator for Elements<'a> {
+    type Item = Result<Val<'a>, MalformedText>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        if self.done {
+            return None;
+        }
+        let item = self.step();
+        if item.is_err() {
+            self.done = true;
+        }
+        Some(item)
+    }
+}
+
+/// The end of the string starting (with its quote) at `i`, or where it runs off the text.
+fn string_end(b: &[u8], i: usize) -> Result<usize, usize> {
+    let mut j = i + 1;
+    loop {
+        let rest = b.get(j..).unwrap_or_default();
+        let k = rest
+            .iter()
+            .position(|&c| c == b'"' || c == b'\\')
+            .ok_or(b.len())?;
+        j += k;
+        if b.get(j) == Some(&b'"') {
+            return Ok(j + 1);
+        }
+        j += 2;
+    }
+}
+
+/// The end of the value starting at `i` (a fast skip of text already checked; it does not
+/// check the text again, but never panics or loops on any input).
+fn value_end(b: &[u8], mut i: usize) -> Result<usize, (usize, &'static str)> {
+    let mut depth = 0usize;
+    loop {
+        let Some(&c) = b.get(i) else {
+            return Err((i, "unexpected end of text"));
+        };
+        match c {
+            b'{' | b'[' => depth += 1,
+            b'}' | b']' => {
+                depth = depth
+                    .checked_sub(1)
+                    .ok_or((i, "unexpected closing bracket"))?;
+            }
+            b',' | b':' if depth > 0 => {}
+            b'"' => {
+                i = string_end(b, i).map_err(|at| (at, "unterminated string"))?;
+                if depth == 0 {
+                    return Ok(i);
+                }
+                continue;
+            }
+            b'-' | b'0'..=b'9' | b'a'..=b'z' => {
+                i += b
+                    .get(i..)
+                    .unwrap_or_default()
+                    .iter()
+                    .position(
+                        |c| !matches!(c, b'-' | b'+' | b'.' | b'0'..=b'9' | b'a'..=b'z' | b'E'),
+                    )
+                    .unwrap_or(b.len() - i);
+                if depth == 0 {
+                    return Ok(i);
+                }
+                continue;
+            }
+            _ => return Err((i, "unexpected character")),
+        }
+        i += 1;
+        if depth == 0 {
+            return Ok(i);
+        }
+    }
+}
+
+/// The decoded text of a string's contents (between the quotes), as canonical text
+/// escapes it.
+fn decode(raw: &str) -> Result<Cow<'_, str>, &'static str> {
+    if !raw.contains('\\') {
+        return Ok(Cow::Borrowed(raw));
+    }
+    let mut out = String::with_capacity(raw.len());
+    let mut chars = raw.chars();
+    while let Some(c) = chars.next() {
+        if c != '\\' {
+            out.push(c);
+            continue;
+        }
+        out.push(match chars.next() {
+            Some('"') => '"',
+            Some('\\') => '\\',
+            Some('b') => '\u{8}',
+            Some('f') => '\u{c}',
+            Some('n') => '\n',
+            Some('r') => '\r',
+            Some('t') => '\t',
+            Some('u') => {
+                let hex: String = chars.by_ref().take(4).collect();
+                u32::from_str_radix(&hex, 16)
+                    .ok()
+                    .filter(|_| hex.len() == 4)
+                    .and_then(char::from_u32)
+                    .ok_or("bad \\u escape")?
+            }
+            _ => return Err("bad escape"),
+        });
+    }
+    Ok(Cow::Owned(out))
+}
+
+// ---------------------------------------------------------------------------------------
+// Checking that a text is canonical
+// ---------------------------------------------------------------------------------------
+
+/// The member name `serde_json` uses to pass a number's text through a map; canonical text
+/// never holds it (see [`canon`]).
+const NUMBER_TOKEN: &str = "$serde_json::private::Number";
+
+/// An open container while checking: an array, or an object and the name (contents
+/// without quotes) of its last member.
+enum Open<'a> {
+    Array,
+    Object(&'a str),
+}
+
+/// Checks that `text` is canonical JSON (see the module doc), in one pass without
+/// recursion. Returns where each non-empty container ends, as `(start, end)` byte offsets
+/// in the order of their starts (empty when the text is too long for `u32` offsets): the
+/// walks look these up instead of scanning a container again.
+fn validate(text: &str) -> Result<Vec<(u32, u32)>, MalformedText> {
+    let b = text.as_bytes();
+    let record = u32::try_from(text.len()).is_ok();
+    let offset = |i: usize| u32::try_from(i).unwrap_or(u32::MAX);
+    let mut ends: Vec<(u32, u32)> = Vec::new();
+    // For each open container, the index of its entry in `ends`.
+    let mut entries: Vec<usize> = Vec::new();
+    let fail = |offset: usize, message: &str| MalformedText {
+        offset,
+        message: message.to_owned(),
+    };
+    let mut stack: Vec<Open<'_>> = Vec::new();
+    let mut i = 0;
+    'value: loop {
+        // A value starts at `i`.
+        match b.get(i) {
+            Some(b'{' | b'[') if stack.len() >= canon::MAX_DEPTH => {
+                return Err(fail(
+                    i,
+                    &format!(
+                        "nesting deeper than {} arrays and objects",
+                        canon::MAX_DEPTH
+                    ),
+                ));
+            }
+            Some(b'{') => {
+                if b.get(i + 1) == Some(&b'}') {
+                    i += 2;
+                } else {
+                    let (name, next) = member_name(text, i + 1, None)?;
+                    stack.push(Open::Object(name));
+                    entries.push(ends.len());
+                    if record {
+                        ends.push((offset(i), 0));
+                    }
+                    i = next;
+                    continue 'value;
+                }
+            }
+            Some(b'[') => {
+                if b.get(i + 1) == Some(&b']') {
+                    i += 2;
+                } else {
+                    stack.push(Open::Array);
+                    entries.push(ends.len());
+                    if record {
+                        ends.push((offset(i), 0));
+                    }
+                    i += 1;
+                    continue 'value;
+                }
+            }
+            Some(b'"') => i = check_string(b, i)?,
+            Some(b't') if b.get(i..i + 4) == Some(b"true") => i += 4,
+            Some(b'f') if b.get(i..i + 5) == Some(b"false") => i += 5,
+            Some(b'n') if b.get(i..i + 4) == Some(b"null") => i += 4,
+            Some(b'-' | b'0'..=b'9') => i = check_number(text, i)?,
+            Some(_) => {
+                return Err(fail(
+                    i,
+                    "expected a JSON value (canonical text has no whitespace)",
+                ));
+            }
+            None => return Err(fail(i, "unexpected end of text, expected a value")),
+        }
+        // A value ended at `i`: close containers until one continues.
+        loop {
+            match (stack.last_mut(), b.get(i)) {
+                (None, None) => return Ok(ends),
+                (None, Some(_)) => return Err(fail(i, "unexpected text after the value")),
+                (Some(Open::Array), Some(b',')) => {
+                    i += 1;
+                    continue 'value;
+                }
+                (Some(Open::Object(last)), Some(b',')) => {
+                    let (name, next) = member_name(text, i + 1, Some(*last))?;
+                    *last = name;
+                    i = next;
+                    continue 'value;
+                }
+                (Some(Open::Array), Some(b']')) | (Some(Open::Object(_)), Some(b'}')) => {
+                    stack.pop();
+                    i += 1;
+                    if let Some(entry) = entries.pop().and_then(|k| ends.get_mut(k)) {
+                        entry.1 = offset(i);
+                    }
+                }
+                (Some(Open::Array), _) => return Err(fail(i, "expected ',' or ']'")),
+                (Some(Open::Object(_)), _) => return Err(fail(i, "expected ',' or '}'")),
+            }
+        }
+    }
+}
+
+/// Checks a member name and its colon at `i`, and that it comes after `last` (the name
+/// before it in the same object); returns its contents and where its value starts.
+fn member_name<'t>(
+    text: &'t str,
+    i: usize,
+    last: Option<&str>,
+) -> Result<(&'t str, usize), MalformedText> {
+    let b = text.as_bytes();
+    let fail = |offset: usize, message: &str| MalformedText {
+        offset,
+        message: message.to_owned(),
+    };
+    if b.get(i) != Some(&b'"') {
+        return Err(fail(i, "expected a member name"));
+    }
+    let end = check_string(b, i)?;
+    let raw = text
+        .get(i + 1..end - 1)
+        .ok_or_else(|| fail(i, "bad member name"))?;
+    if b.get(end) != Some(&b':') {
+        return Err(fail(end, "expected ':' after a member name"));
+    }
+    let name = decode(raw).map_err(|m| fail(i, m))?;
+    if name == NUMBER_TOKEN {
+        return Err(fail(
+            i,
+            "the member name \"$serde_json::private::Number\" is reserved",
+        ));
+    }
+    if let Some(last) = last {
+        let last = decode(last).map_err(|m| fail(i, m))?;
+        if canon::compare_keys(&last, &name) != Ordering::Less {
+            return Err(fail(
+                i,
+                "member names are not in canonical order (or repeat)",
+            ));
+        }
+    }
+    Ok((raw, end + 1))
+}
+
+/// Checks the string at `i` (minimal escapes only) and returns its end.
+fn check_string(b: &[u8], i: usize) -> Result<usize, MalformedText> {
+    let fail = |offset: usize, message: &str| MalformedText {
+        offset,
+        message: message.to_owned(),
+    };
+    let mut j = i + 1;
+    loop {
+        match b.get(j) {
+            None => return Err(fail(j, "unterminated string")),
+            Some(b'"') => return Ok(j + 1),
+            Some(b'\\') => match b.get(j + 1) {
+                Some(b'"' | b'\\' | b'b' | b'f' | b'n' | b'r' | b't') => j += 2,
+                Some(b'u') => {
+                    let code = b.get(j + 2..j + 6).and_then(|hex| match hex {
+                        [b'0', b'0', h, l] => Some((hex_digit(*h)? << 4) | hex_digit(*l)?),
+                        _ => None,
+                    });
+                    match code {
+                        Some(c) if c < 0x20 && !matches!(c, 0x08 | 0x09 | 0x0A | 0x0C | 0x0D) => {
+                            j += 6;
+                        }
+                        _ => return Err(fail(j, "escape is not the canonical one")),
+                    }
+                }
+                _ => return Err(fail(j, "escape is not the canonical one")),
+            },
+            Some(c) if *c < 0x20 => {
+                return Err(fail(j, "control character in a string must be escaped"));
+            }
+            Some(_) => j += 1,
+        }
+    }
+}
+
+/// A lowercase hex digit's value.
+fn hex_digit(c: u8) -> Option<u8> {
+    match c {
+        b'0'..=b'9' => Some(c - b'0'),
+        b'a'..=b'f' => Some(c - b'a' + 10),
+        _ => None,
+    }
+}
+
+/// Checks the number at `i` (JSON grammar, then canonical form) and returns its end.
+fn check_number(text: &str, i: usize) -> Result<usize, MalformedText> {
+    let b = text.as_bytes();
+    let fail = |offset: usize| MalformedText {
+        offset,
+        message: "not a number in canonical form".to_owned(),
+    };
+    let digits = |from: usize| {
+        from + b
+            .get(from..)
+            .unwrap_or_default()
+            .iter()
+            .take_while(|c| c.is_ascii_digit())
+            .count()
+    };
+    let mut j = i;
+    if b.get(j) == Some(&b'-') {
+        j += 1;
+    }
+    match b.get(j) {
+        Some(b'0') => j += 1,
+        Some(b'1'..=b'9') => j = digits(j),
+        _ => return Err(fail(j)),
+    }
+    if b.get(j) == Some(&b'.') {
+        let end = digits(j + 1);
+        if end == j + 1 {
+            return Err(fail(end));
+        }
+        j = end;
+    }
+    if matches!(b.get(j), Some(b'e' | b'E')) {
+        j += 1;
+        if matches!(b.get(j), Some(b'+' | b'-')) {
+            j += 1;
+        }
+        let end = digits(j);
+        if end == j {
+            return Err(fail(end));
+        }
+        j = end;
+    }
+    let number = text.get(i..j).ok_or_else(|| fail(i))?;
+    let mut buf = ryu_js::Buffer::new();
+    if canon::canonical_number_text(number, &mut buf) != Some(number) {
+        return Err(fail(i));
+    }
+    Ok(j)
 }

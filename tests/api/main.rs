@@ -11,4 +11,5 @@ mod gc;
 mod patch_conformance;
 mod path;
 mod rename;
+mod textdiff;
 mod track;
