@@ -186,10 +186,21 @@ impl Repo {
             }
         };
         let (id, hash) = head;
-        let stored: Option<Vec<u8>> = self
-            .conn
-            .query_row("SELECT hash FROM tx WHERE id = ?1", [id], |r| r.get(0))
-            .optional()?;
+        let stored_hash = |id: i64| -> Result<Option<Vec<u8>>> {
+            Ok(self
+                .conn
+                .query_row("SELECT hash FROM tx WHERE id = ?1", [id], |r| r.get(0))
+                .optional()?)
+        };
+        let stored = stored_hash(id)?;
+        if stored.as_deref() != Some(hash.as_slice())
+            && let Ok(Some((pending_id, pending_hash))) =
+                crate::head::read_pending(&self.hist_dir())
+            && stored_hash(pending_id)?.as_deref() == Some(pending_hash.as_slice())
+        {
+            // A gc committed its rewritten chain but stopped before updating `HEAD`.
+            return Ok(());
+        }
         match stored {
             None => {
                 let last: Option<i64> = self

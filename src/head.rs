@@ -20,6 +20,11 @@ use std::path::Path;
 /// The file name inside `.hist/`.
 pub(crate) const FILE: &str = "HEAD";
 
+/// The head a commit that rewrites the chain (`gc`) is about to record, written before its
+/// SQLite commit and removed once `HEAD` names it: a crash between the two leaves `HEAD`
+/// naming a transaction whose hash the rewrite changed, and this file vouches for the log.
+pub(crate) const PENDING: &str = "HEAD.pending";
+
 /// Records `id` and its chained `hash` as the log head, unless `HEAD` already names `id` or
 /// a later transaction: then either another writer got there first, or the log lost its
 /// tail and `HEAD` is the evidence, which a new transaction reusing an old id must not
@@ -30,24 +35,54 @@ pub(crate) fn write(hist_dir: &Path, id: i64, hash: &[u8; 32]) -> std::io::Resul
     {
         return Ok(());
     }
+    write_file(hist_dir, FILE, id, hash)
+}
+
+/// Records the head a chain-rewriting commit is about to make ([`PENDING`]), synced, since
+/// `fsck` relies on it after a crash.
+pub(crate) fn write_pending(hist_dir: &Path, id: i64, hash: &[u8; 32]) -> std::io::Result<()> {
+    write_file(hist_dir, PENDING, id, hash)
+}
+
+/// Removes [`PENDING`] once `HEAD` is written.
+pub(crate) fn clear_pending(hist_dir: &Path) -> std::io::Result<()> {
+    match std::fs::remove_file(hist_dir.join(PENDING)) {
+        Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(e),
+        _ => Ok(()),
+    }
+}
+
+fn write_file(hist_dir: &Path, name: &str, id: i64, hash: &[u8; 32]) -> std::io::Result<()> {
     let text = format!("tx {id} {}\n", blake3::Hash::from_bytes(*hash).to_hex());
     let mut tmp = tempfile::Builder::new()
         .prefix(".tmp-head-")
         .tempfile_in(hist_dir)?;
     tmp.write_all(text.as_bytes())?;
-    tmp.persist(hist_dir.join(FILE)).map_err(|e| e.error)?;
+    if name == PENDING {
+        tmp.as_file().sync_all()?;
+    }
+    tmp.persist(hist_dir.join(name)).map_err(|e| e.error)?;
     Ok(())
 }
 
 /// What `HEAD` says: `None` when there is none (a repository without commits, or one
 /// written before `HEAD` existed); an error text when it cannot be read.
 pub(crate) fn read(hist_dir: &Path) -> Result<Option<(i64, [u8; 32])>, String> {
-    let text = match std::fs::read_to_string(hist_dir.join(FILE)) {
+    read_file(hist_dir, FILE)
+}
+
+/// What [`PENDING`] says, as [`read`] does for `HEAD`.
+pub(crate) fn read_pending(hist_dir: &Path) -> Result<Option<(i64, [u8; 32])>, String> {
+    read_file(hist_dir, PENDING)
+}
+
+fn read_file(hist_dir: &Path, name: &str) -> Result<Option<(i64, [u8; 32])>, String> {
+    let text = match std::fs::read_to_string(hist_dir.join(name)) {
         Ok(text) => text,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-        Err(e) => return Err(format!("{FILE} cannot be read: {e}")),
+        Err(e) => return Err(format!("{name} cannot be read: {e}")),
     };
-    let bad = || format!("{FILE} does not read as \"tx ID HASH\": {:?}", text.trim());
+    let bad = || format!("{name} does not read as \"tx ID HASH\": {:?}", text.trim());
     let mut words = text.split_whitespace();
     let (Some("tx"), Some(id), Some(hash), None) =
         (words.next(), words.next(), words.next(), words.next())

@@ -1063,6 +1063,12 @@ impl Txn<'_> {
         };
         // Inside a batch the savepoint is not durable yet: the batch's commit writes HEAD.
         let head = if sql.nested { None } else { head };
+        // A compaction rewrote the chain: until `HEAD` names the new head, the hash `HEAD`
+        // records no longer matches its transaction; the pending head vouches meanwhile.
+        let rewrites_chain = !compactions.is_empty();
+        if let (true, Some(hash), Some(hist_dir)) = (rewrites_chain, head, objects.dir().parent()) {
+            crate::head::write_pending(hist_dir, info.id, &hash).map_err(Error::io(hist_dir))?;
+        }
         sql.commit()?;
         if let Some(fresh) = fresh {
             *rules = fresh;
@@ -1071,7 +1077,13 @@ impl Txn<'_> {
             *renames = fresh;
         }
         if let (Some(hash), Some(hist_dir)) = (head, objects.dir().parent())
-            && let Err(e) = crate::head::write(hist_dir, info.id, &hash)
+            && let Err(e) = crate::head::write(hist_dir, info.id, &hash).and_then(|()| {
+                if rewrites_chain {
+                    crate::head::clear_pending(hist_dir)
+                } else {
+                    Ok(())
+                }
+            })
         {
             // The transaction is committed; only the evidence of the head is missing.
             warnings.push(format!(

@@ -970,8 +970,15 @@ fn member_name<'t>(
         ));
     }
     if let Some(last) = last {
-        let last = decode(last).map_err(|m| fail(i, m))?;
-        if canon::compare_keys(&last, &name) != Ordering::Less {
+        // Names without escapes and without characters from U+E000 up (lead bytes 0xEE
+        // and above) compare the same by bytes as by UTF-16 code units.
+        let plain = |n: &str| n.bytes().all(|c| c != b'\\' && c < 0xEE);
+        let order = if plain(last) && plain(raw) {
+            last.as_bytes().cmp(raw.as_bytes())
+        } else {
+            canon::compare_keys(&decode(last).map_err(|m| fail(i, m))?, &name)
+        };
+        if order != Ordering::Less {
             return Err(fail(
                 i,
                 "member names are not in canonical order (or repeat)",

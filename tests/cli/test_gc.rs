@@ -440,3 +440,38 @@ fn blame_says_where_a_leaf_was_compacted() {
     // Today's prices were set after the compacted span: not flagged.
     assert!(!run_ok(&env, &["blame", "feed/a", "--json"]).contains("compacted"));
 }
+
+/// A gc that committed its rewritten chain but died before updating `.hist/HEAD` leaves
+/// `HEAD` naming a transaction whose hash changed; the pending head it wrote before its
+/// commit vouches for the log. Without it, the same state is reported as a rewritten log.
+#[test]
+fn a_gc_stopped_before_updating_head_is_not_taken_for_tampering() {
+    let env = feed();
+    let head_before = std::fs::read_to_string(env.join(".hist/HEAD")).unwrap();
+    run_ok(&env, &["gc", "--actor", "job:gc"]);
+    let head_after = std::fs::read_to_string(env.join(".hist/HEAD")).unwrap();
+    assert!(head_after.starts_with("tx 21 "), "{head_after}");
+    assert!(!env.join(".hist/HEAD.pending").exists());
+
+    // The state a kill between the SQLite commit and the HEAD update leaves.
+    std::fs::write(env.join(".hist/HEAD"), &head_before).unwrap();
+    std::fs::write(env.join(".hist/HEAD.pending"), &head_after).unwrap();
+    assert!(run_ok(&env, &["fsck"]).ends_with(": ok\n"));
+
+    // Without the pending head, the rewritten chain is reported.
+    std::fs::remove_file(env.join(".hist/HEAD.pending")).unwrap();
+    let fsck = env.run(&["fsck"]);
+    assert_eq!(fsck.code, 1, "{}", fsck.stdout);
+    assert!(
+        fsck.stdout.contains("is not the one that was committed"),
+        "{}",
+        fsck.stdout
+    );
+    // A pending head that the log does not hold vouches for nothing.
+    std::fs::write(
+        env.join(".hist/HEAD.pending"),
+        "tx 21 ".to_owned() + &"0".repeat(64),
+    )
+    .unwrap();
+    assert_eq!(env.run(&["fsck"]).code, 1);
+}
