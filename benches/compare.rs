@@ -420,9 +420,20 @@ fn vs_git(table: &mut Table) {
             );
             git_reads.push(d1 + d2);
             if round == 0 {
-                let h: Value = serde_json::from_slice(&hist_out).expect("hist show output");
-                let g: Value = serde_json::from_slice(&git_out).expect("git show output");
-                assert!(by_id(h) == by_id(g), "hist and git disagree at {when}");
+                // Compared as values (numbers in canonical form: git holds `42.0` where
+                // hist prints the same number as `42`).
+                let h = hist::canon::parse(&hist_out).expect("hist show output");
+                let g = hist::canon::parse(&git_out).expect("git show output");
+                if by_id(h.clone()) != by_id(g.clone()) {
+                    let dump = std::env::temp_dir().join("hist-bench-disagreement");
+                    std::fs::create_dir_all(&dump).expect("mkdir");
+                    std::fs::write(dump.join("hist.json"), &hist_out).expect("write");
+                    std::fs::write(dump.join("git.json"), &git_out).expect("write");
+                    panic!(
+                        "hist and git disagree at {when}: both outputs are in {}",
+                        dump.display()
+                    );
+                }
             }
         }
     }

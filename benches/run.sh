@@ -6,9 +6,6 @@
 # listed at the top of each benches/*.rs.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-# The snapshot-ingest benchmark records 20 versions of its 10 MB feed (its own default is
-# 100), to keep the whole run within 15 minutes on 2 shared cores.
-export HIST_BENCH_VERSIONS="${HIST_BENCH_VERSIONS:-20}"
 start=$SECONDS
 cargo bench --bench core --bench ingest --bench compare "$@"
 echo "benches/run.sh: all benchmarks finished in $((SECONDS - start)) s"
