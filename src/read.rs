@@ -362,21 +362,35 @@ impl Repo {
         with_moves: bool,
     ) -> Result<(Vec<HistoryEntry>, Option<Value>)> {
         let ancestors: Vec<String> = path.ancestors().iter().map(ToString::to_string).collect();
-        // With renames, moves are selected whatever their path: one may have moved the
-        // value away. Without, the query stays on the (key, path) index.
-        let moves = if with_moves { "OR c.op = 'move'" } else { "" };
-        let sql = format!(
-            "SELECT c.path, c.op, c.old, c.new, c.old_obj, c.new_obj,
+        // Each branch of the union is one seek on the (key, path) index: the ancestors and
+        // the path itself, then its descendants (`/…` and `[…` children). The sequence
+        // bounds are kept off the index (`+c.seq`) so the planner, whose plans are fixed
+        // before the values are known, never trades the path for a scan of the key.
+        let select = "SELECT c.seq, c.path, c.op, c.old, c.new, c.old_obj, c.new_obj,
                     t.id, t.at, t.actor, t.reason, t.kind
-             FROM change_log c JOIN tx t ON t.id = c.tx
-             WHERE c.key = ?1 AND ({PATH_MATCH} {moves}) AND c.seq > ?4 AND c.seq <= ?5
-             ORDER BY c.seq DESC"
+             FROM change_log c JOIN tx t ON t.id = c.tx WHERE c.key = ?1";
+        let bounds = "AND +c.seq > ?4 AND +c.seq <= ?5";
+        // With renames, moves are selected whatever their path: one may have moved the
+        // value away.
+        let moves = if with_moves {
+            format!(
+                "UNION ALL {select} AND c.op = 'move' AND c.path NOT IN (SELECT value FROM json_each(?2)) AND c.path <> ?3 AND NOT (c.path > ?3 || '/' AND c.path < ?3 || '0') AND NOT (c.path > ?3 || '[' AND c.path < ?3 || '\\') {bounds}"
+            )
+        } else {
+            String::new()
+        };
+        let sql = format!(
+            "{select} AND (c.path IN (SELECT value FROM json_each(?2)) OR c.path = ?3) {bounds}
+             UNION ALL {select} AND c.path > ?3 || '/' AND c.path < ?3 || '0' {bounds}
+             UNION ALL {select} AND c.path > ?3 || '[' AND c.path < ?3 || '\\' {bounds}
+             {moves}
+             ORDER BY 1 DESC"
         );
         let mut stmt = self.conn.prepare_cached(&sql)?;
         let ancestors_json = serde_json::to_string(&ancestors).unwrap_or_else(|_| "[]".into());
         let rows = stmt.query_map(
             params![key, ancestors_json, path.to_string(), after_seq, upto],
-            |r| Ok((raw_change(r, 0)?, tx_from_row_at(r, 6)?)),
+            |r| Ok((raw_change(r, 1)?, tx_from_row_at(r, 7)?)),
         )?;
         let mut out = Vec::new();
         for row in rows {
