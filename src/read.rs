@@ -380,7 +380,7 @@ impl Repo {
             String::new()
         };
         let sql = format!(
-            "{select} AND (c.path IN (SELECT value FROM json_each(?2)) OR c.path = ?3) {bounds}
+            "{select} AND c.path IN (SELECT value FROM json_each(?6)) {bounds}
              UNION ALL {select} AND c.path > ?3 || '/' AND c.path < ?3 || '0' {bounds}
              UNION ALL {select} AND c.path > ?3 || '[' AND c.path < ?3 || '\\' {bounds}
              {moves}
@@ -388,8 +388,19 @@ impl Repo {
         );
         let mut stmt = self.conn.prepare_cached(&sql)?;
         let ancestors_json = serde_json::to_string(&ancestors).unwrap_or_else(|_| "[]".into());
+        // The ancestors and the path itself, as one list (an `OR` would cost the index).
+        let mut exact = ancestors;
+        exact.push(path.to_string());
+        let exact_json = serde_json::to_string(&exact).unwrap_or_else(|_| "[]".into());
         let rows = stmt.query_map(
-            params![key, ancestors_json, path.to_string(), after_seq, upto],
+            params![
+                key,
+                ancestors_json,
+                path.to_string(),
+                after_seq,
+                upto,
+                exact_json
+            ],
             |r| Ok((raw_change(r, 1)?, tx_from_row_at(r, 7)?)),
         )?;
         let mut out = Vec::new();

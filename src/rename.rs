@@ -294,9 +294,12 @@ impl Repo {
     /// The moves recorded in `key`'s log, newest first.
     pub(crate) fn moves(&self, key: &str) -> Result<Vec<MoveRow>> {
         let mut stmt = self.conn.prepare_cached(
+            // Driven by the (few) rename transactions, each looked up on the (key, tx)
+            // index: never a scan of the key's log, however long.
             "SELECT c.seq, c.tx, c.path, c.op, c.old, c.new, c.old_obj, c.new_obj
-             FROM change_log c
-             WHERE c.key = ?1 AND c.op = 'move' AND c.tx IN (SELECT tx FROM rename)
+             FROM (SELECT DISTINCT tx FROM rename) r
+             CROSS JOIN change_log c ON c.key = ?1 AND c.tx = r.tx
+             WHERE c.op = 'move'
              ORDER BY c.seq DESC",
         )?;
         let rows = stmt.query_map([key], |r| {

@@ -817,7 +817,7 @@ impl Txn<'_> {
     }
 
     /// [`Txn::put`] for a snapshot given as canonical JSON text ([`canon::canonical_text`]),
-    /// without array rules applied yet. Unless the key has personal rules or renames, which
+    /// without array rules applied yet; text that is not canonical is refused. Unless the key has personal rules or renames, which
     /// need the parsed document, no tree of either version is ever built: the snapshot is
     /// ordered, hashed and diffed as text, so an ingest needs little more memory than the
     /// two texts.
@@ -835,7 +835,9 @@ impl Txn<'_> {
         self.put_canonical(key, text, &rules, warnings)
     }
 
-    /// Records the snapshot `text` (canonical, rules applied, personal values sealed).
+    /// Records the snapshot `text`: canonical (written by [`canon`] or checked by
+    /// [`textdiff::canonicalize_text`], so the diff indexes it without checking it again),
+    /// rules applied, personal values sealed.
     fn put_canonical(
         &mut self,
         key: &str,
@@ -861,7 +863,7 @@ impl Txn<'_> {
         let p = self.pending(key)?;
         let d = match &mut p.doc {
             DocState::Text(old) => {
-                textdiff::diff_text(old.as_deref(), Some(&text), rules).map_err(corrupt)?
+                textdiff::diff_own_text(old.as_deref(), &text, rules).map_err(corrupt)?
             }
             DocState::Value(old) => diff::diff(old.as_ref(), Some(&parse_stored(&text)?), rules),
         };

@@ -52,9 +52,18 @@ pub fn canonicalize_text(
     warnings: &mut Vec<String>,
 ) -> Result<String, MalformedText> {
     let ends = validate(&text)?;
+    canonicalize_with(text, &ends, rules, warnings)
+}
+
+fn canonicalize_with(
+    text: String,
+    ends: &[(u32, u32)],
+    rules: &KeyRules,
+    warnings: &mut Vec<String>,
+) -> Result<String, MalformedText> {
     let pieces = {
         let mut walk = Walk::new(rules);
-        let pieces = walk.canonicalize_at(Val::whole(&text, &ends))?;
+        let pieces = walk.canonicalize_at(Val::whole(&text, ends))?;
         warnings.append(&mut walk.warnings);
         pieces
     };
@@ -76,6 +85,25 @@ pub fn diff_text(
     new: Option<&str>,
     rules: &KeyRules,
 ) -> Result<Diff, MalformedText> {
+    diff_with(old, new, rules, false)
+}
+
+/// [`diff_text`] where `new` is text this process wrote itself (canonical by
+/// construction, so it is indexed without being checked again); `old` is checked.
+pub(crate) fn diff_own_text(
+    old: Option<&str>,
+    new: &str,
+    rules: &KeyRules,
+) -> Result<Diff, MalformedText> {
+    diff_with(old, Some(new), rules, true)
+}
+
+fn diff_with(
+    old: Option<&str>,
+    new: Option<&str>,
+    rules: &KeyRules,
+    new_is_own: bool,
+) -> Result<Diff, MalformedText> {
     fn in_text(which: &'static str) -> impl Fn(MalformedText) -> MalformedText {
         move |e| MalformedText {
             offset: e.offset,
@@ -87,11 +115,11 @@ pub fn diff_text(
         .transpose()
         .map_err(in_text("old"))?
         .unwrap_or_default();
-    let new_ends = new
-        .map(validate)
-        .transpose()
-        .map_err(in_text("new"))?
-        .unwrap_or_default();
+    let new_ends = match new {
+        Some(text) if new_is_own => index(text),
+        Some(text) => validate(text).map_err(in_text("new"))?,
+        None => Vec::new(),
+    };
     let mut walk = Walk::new(rules);
     match (old, new) {
         (None, None) => {}
@@ -842,6 +870,50 @@ enum Open<'a> {
     Object(&'a str),
 }
 
+/// The table [`validate`] returns, for text known to be canonical: the same scan without
+/// the checks (strings skipped, containers matched).
+fn index(text: &str) -> Vec<(u32, u32)> {
+    let b = text.as_bytes();
+    let mut ends: Vec<(u32, u32)> = Vec::new();
+    if u32::try_from(b.len()).is_err() {
+        return ends;
+    }
+    let offset = |i: usize| u32::try_from(i).unwrap_or(u32::MAX);
+    let mut open: Vec<usize> = Vec::new();
+    let mut i = 0;
+    while let Some(&c) = b.get(i) {
+        match c {
+            b'"' => {
+                i += 1;
+                while let Some(&s) = b.get(i) {
+                    i += if s == b'\\' { 2 } else { 1 };
+                    if s == b'"' {
+                        break;
+                    }
+                }
+                continue;
+            }
+            b'{' | b'[' => {
+                let close = if c == b'{' { b'}' } else { b']' };
+                if b.get(i + 1) == Some(&close) {
+                    i += 2;
+                    continue;
+                }
+                open.push(ends.len());
+                ends.push((offset(i), 0));
+            }
+            b'}' | b']' => {
+                if let Some(entry) = open.pop().and_then(|k| ends.get_mut(k)) {
+                    entry.1 = offset(i + 1);
+                }
+            }
+            _ => {}
+        }
+        i += 1;
+    }
+    ends
+}
+
 /// Checks that `text` is canonical JSON (see the module doc), in one pass without
 /// recursion. Returns where each non-empty container ends, as `(start, end)` byte offsets
 /// in the order of their starts (empty when the text is too long for `u32` offsets): the
@@ -1080,4 +1152,35 @@ fn check_number(text: &str, i: usize) -> Result<usize, MalformedText> {
         return Err(fail(i));
     }
     Ok(j)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{index, validate};
+    use proptest::prelude::*;
+
+    fn value() -> impl Strategy<Value = serde_json::Value> {
+        let leaf = prop_oneof![
+            Just(serde_json::Value::Null),
+            any::<bool>().prop_map(serde_json::Value::Bool),
+            any::<i32>().prop_map(|n| serde_json::json!(n)),
+            "[a\"\\\\{}\\[\\],:é\u{1}]{0,5}".prop_map(serde_json::Value::String),
+        ];
+        leaf.prop_recursive(4, 48, 6, |inner| {
+            prop_oneof![
+                prop::collection::vec(inner.clone(), 0..6).prop_map(serde_json::Value::Array),
+                prop::collection::btree_map("[a-c{\\[\"]{0,3}", inner, 0..6)
+                    .prop_map(|m| { serde_json::Value::Object(m.into_iter().collect()) }),
+            ]
+        })
+    }
+
+    proptest! {
+        /// The unchecked index of canonical text is the table the checking pass builds.
+        #[test]
+        fn index_equals_the_checked_table(v in value()) {
+            let text = crate::canon::to_canonical_string(&v);
+            prop_assert_eq!(index(&text), validate(&text).unwrap());
+        }
+    }
 }
