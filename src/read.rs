@@ -364,17 +364,20 @@ impl Repo {
         let ancestors: Vec<String> = path.ancestors().iter().map(ToString::to_string).collect();
         // Each branch of the union is one seek on the (key, path) index: the ancestors and
         // the path itself, then its descendants (`/…` and `[…` children). The sequence
-        // bounds are kept off the index (`+c.seq`) so the planner, whose plans are fixed
-        // before the values are known, never trades the path for a scan of the key.
-        let select = "SELECT c.seq, c.path, c.op, c.old, c.new, c.old_obj, c.new_obj,
-                    t.id, t.at, t.actor, t.reason, t.kind
-             FROM change_log c JOIN tx t ON t.id = c.tx WHERE c.key = ?1";
+        // bounds are kept off the index (`+c.seq`), and the index is named: otherwise the
+        // planner scans the whole key in `seq` order to save sorting the few rows found.
+        let columns = "SELECT c.seq, c.path, c.op, c.old, c.new, c.old_obj, c.new_obj,
+                    t.id, t.at, t.actor, t.reason, t.kind";
+        let select = format!(
+            "{columns} FROM change_log c INDEXED BY change_key_path
+             JOIN tx t ON t.id = c.tx WHERE c.key = ?1"
+        );
         let bounds = "AND +c.seq > ?4 AND +c.seq <= ?5";
         // With renames, moves are selected whatever their path: one may have moved the
         // value away.
         let moves = if with_moves {
             format!(
-                "UNION ALL {select} AND c.op = 'move' AND c.path NOT IN (SELECT value FROM json_each(?2)) AND c.path <> ?3 AND NOT (c.path > ?3 || '/' AND c.path < ?3 || '0') AND NOT (c.path > ?3 || '[' AND c.path < ?3 || '\\') {bounds}"
+                "UNION ALL {columns} FROM change_log c JOIN tx t ON t.id = c.tx WHERE c.key = ?1 AND c.op = 'move' AND c.path NOT IN (SELECT value FROM json_each(?2)) AND c.path <> ?3 AND NOT (c.path > ?3 || '/' AND c.path < ?3 || '0') AND NOT (c.path > ?3 || '[' AND c.path < ?3 || '\\') {bounds}"
             )
         } else {
             String::new()
