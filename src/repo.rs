@@ -415,12 +415,12 @@ fn parse_at(text: &str) -> Result<Timestamp> {
         .ok_or_else(|| Error::Corrupt(format!("a transaction time {text:?} does not parse")))
 }
 
-/// Parses JSON text written by hist itself.
 /// The error for stored text that is not the canonical JSON it must be.
 fn corrupt(e: textdiff::MalformedText) -> Error {
     Error::Corrupt(format!("stored document: {e}"))
 }
 
+/// Parses JSON text written by hist itself.
 pub(crate) fn parse_stored(text: &str) -> Result<Value> {
     serde_json::from_str(text)
         .map_err(|e| Error::Corrupt(format!("stored JSON does not parse: {e}")))
@@ -817,21 +817,33 @@ impl Txn<'_> {
     }
 
     /// [`Txn::put`] for a snapshot given as canonical JSON text ([`canon::canonical_text`]),
-    /// without array rules applied yet; text that is not canonical is refused. Unless the key has personal rules or renames, which
-    /// need the parsed document, no tree of either version is ever built: the snapshot is
-    /// ordered, hashed and diffed as text, so an ingest needs little more memory than the
-    /// two texts.
+    /// without array rules applied yet; text that is not canonical is refused. Unless the
+    /// key has personal rules or renames, which need the parsed document, no tree of either
+    /// version is ever built: the snapshot is ordered, hashed and diffed as text, so an
+    /// ingest needs little more memory than the two texts.
     pub fn put_text(&mut self, key: &str, text: String) -> Result<PutOutcome> {
         check_key(key)?;
+        let what = || format!("the snapshot of {key}");
         let renamed = self.renames().any(|r| r.applies_to_key(key));
         if renamed || !crate::shred::personal_rules(self.rules, key).is_empty() {
-            let doc = parse_stored(&text)?;
+            let doc = canon::parse_str(&text).map_err(|source| Error::Json {
+                what: what(),
+                source,
+            })?;
             drop(text);
             return self.put(key, doc);
         }
         let rules = KeyRules::for_key(self.rules.iter(), key);
         let mut warnings = Vec::new();
-        let text = textdiff::canonicalize_text(text, &rules, &mut warnings).map_err(corrupt)?;
+        let text =
+            textdiff::canonicalize_text(text, &rules, &mut warnings).map_err(|e| Error::Json {
+                what: what(),
+                source: canon::ParseError {
+                    line: 1,
+                    column: e.offset + 1,
+                    message: format!("not canonical JSON: {}", e.message),
+                },
+            })?;
         self.put_canonical(key, text, &rules, warnings)
     }
 

@@ -643,3 +643,67 @@ fn deep_nesting_is_refused_without_overflow() {
     let objects = "{\"a\":".repeat(1_000_000);
     assert!(canonicalize_text(objects, &rules, &mut Vec::new()).is_err());
 }
+
+/// `Txn::put_text` records what `Txn::put` records for the same snapshot, and refuses text
+/// that is not canonical without writing anything.
+#[test]
+fn put_text_records_what_put_records_and_refuses_other_text() {
+    use hist::{Actor, PutOutcome, Repo, Timestamp, TxOptions};
+    let snapshots = [
+        serde_json::json!({"items": [{"id": 2, "p": 1}, {"id": 1, "p": 2.5}], "n": "x"}),
+        serde_json::json!({"items": [{"id": 3, "p": 1}, {"id": 1, "p": 3}], "n": "x"}),
+        serde_json::json!({"items": [{"id": 3, "p": 1}, {"id": 1, "p": 3}], "n": "x"}),
+    ];
+    let actor = Actor::parse("test:text").unwrap();
+    let record = |by_text: bool| {
+        let dir = tempfile::tempdir().unwrap();
+        let mut repo = Repo::init(dir.path()).unwrap();
+        let mut txn = repo
+            .begin(TxOptions::new(actor.clone(), "rules", Timestamp(1)))
+            .unwrap();
+        let items = hist::path::PathPattern::parse("/items").unwrap();
+        txn.add_rule(
+            &items,
+            None,
+            &hist::rules::RuleKind::ArrayKey(vec!["id".into()]),
+        );
+        txn.commit().unwrap();
+        let mut outcomes = Vec::new();
+        for (i, doc) in snapshots.iter().enumerate() {
+            let opts = TxOptions::new(actor.clone(), "ingest", Timestamp(2 + i as i64));
+            let mut txn = repo.begin(opts).unwrap();
+            let outcome = if by_text {
+                let text = hist::canon::canonical_text(doc.to_string().as_bytes()).unwrap();
+                txn.put_text("feed", text).unwrap()
+            } else {
+                txn.put("feed", doc.clone()).unwrap()
+            };
+            txn.commit().unwrap();
+            outcomes.push(match outcome {
+                PutOutcome::Unchanged => None,
+                PutOutcome::Changed(changes) => Some(changes),
+            });
+        }
+        let current = repo.current("feed").unwrap();
+        (outcomes, current, dir)
+    };
+    let (by_text, text_doc, dir) = record(true);
+    let (by_value, value_doc, _) = record(false);
+    assert_eq!(by_text, by_value);
+    assert_eq!(text_doc, value_doc);
+    assert_eq!(by_text[2], None, "the third snapshot repeats the second");
+
+    let mut repo = Repo::open(dir.path()).unwrap();
+    let before = repo.current("feed").unwrap();
+    let opts = TxOptions::new(actor.clone(), "ingest", Timestamp(10));
+    let mut txn = repo.begin(opts).unwrap();
+    let err = txn.put_text("feed", "{ \"n\": 1 }".to_owned()).unwrap_err();
+    assert!(
+        err.to_string().starts_with(
+            "the snapshot of feed is not valid JSON: line 1, column 2: not canonical JSON"
+        ),
+        "{err}"
+    );
+    drop(txn);
+    assert_eq!(repo.current("feed").unwrap(), before);
+}
