@@ -40,7 +40,7 @@ use crate::model::{Op, TxInfo};
 use crate::path::{DocPath, PatternSegment, Segment};
 use crate::repo::Repo;
 use crate::rules::{ArrayMode, KeyRules, shape_of};
-use crate::store::CachedRow;
+use crate::store::Cached;
 use crate::time::When;
 use rusqlite::params;
 use serde_json::Value;

@@ -811,10 +811,6 @@ pub fn write_canonical(value: &Value, out: &mut Vec<u8>) {
 /// assert_eq!(hist::canon::pretty_text(&text), hist::canon::to_pretty_string(&v));
 /// ```
 pub fn pretty_text(canonical: &str) -> String {
-    fn newline(depth: usize, out: &mut Vec<u8>) {
-        out.push(b'\n');
-        out.resize(out.len() + 2 * depth, b' ');
-    }
     let b = canonical.as_bytes();
     let mut out = Vec::with_capacity(b.len() + b.len() / 2);
     let mut depth = 0usize;
@@ -823,15 +819,9 @@ pub fn pretty_text(canonical: &str) -> String {
         match c {
             b'"' => {
                 // A string, escapes included, is copied as it stands.
-                let start = i;
-                i += 1;
-                while let Some(&s) = b.get(i) {
-                    i += if s == b'\\' { 2 } else { 1 };
-                    if s == b'"' {
-                        break;
-                    }
-                }
-                out.extend_from_slice(&b[start..i.min(b.len())]);
+                let end = string_end(b, i).unwrap_or(b.len());
+                out.extend_from_slice(b.get(i..end).unwrap_or_default());
+                i = end;
                 continue;
             }
             b'[' | b'{' => {
@@ -871,11 +861,30 @@ pub fn to_pretty_string(value: &Value) -> String {
     String::from_utf8(out).unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned())
 }
 
-fn write_pretty(value: &Value, depth: usize, out: &mut Vec<u8>) {
-    fn newline(depth: usize, out: &mut Vec<u8>) {
-        out.push(b'\n');
-        out.resize(out.len() + 2 * depth, b' ');
+/// A line break and the indentation of `depth`, in the pretty form.
+fn newline(depth: usize, out: &mut Vec<u8>) {
+    out.push(b'\n');
+    out.resize(out.len() + 2 * depth, b' ');
+}
+
+/// The end of the string starting (with its quote) at `i`, or where it runs off the text.
+pub(crate) fn string_end(b: &[u8], i: usize) -> Result<usize, usize> {
+    let mut j = i + 1;
+    loop {
+        let rest = b.get(j..).unwrap_or_default();
+        let k = rest
+            .iter()
+            .position(|&c| c == b'"' || c == b'\\')
+            .ok_or(b.len())?;
+        j += k;
+        if b.get(j) == Some(&b'"') {
+            return Ok(j + 1);
+        }
+        j += 2;
     }
+}
+
+fn write_pretty(value: &Value, depth: usize, out: &mut Vec<u8>) {
     match value {
         Value::Array(values) if !values.is_empty() => {
             out.push(b'[');

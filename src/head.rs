@@ -35,13 +35,13 @@ pub(crate) fn write(hist_dir: &Path, id: i64, hash: &[u8; 32]) -> std::io::Resul
     {
         return Ok(());
     }
-    write_file(hist_dir, FILE, id, hash)
+    write_file(hist_dir, FILE, id, hash, false)
 }
 
 /// Records the head a chain-rewriting commit is about to make ([`PENDING`]), synced, since
 /// `fsck` relies on it after a crash.
 pub(crate) fn write_pending(hist_dir: &Path, id: i64, hash: &[u8; 32]) -> std::io::Result<()> {
-    write_file(hist_dir, PENDING, id, hash)
+    write_file(hist_dir, PENDING, id, hash, true)
 }
 
 /// Removes [`PENDING`] once `HEAD` is written.
@@ -52,13 +52,21 @@ pub(crate) fn clear_pending(hist_dir: &Path) -> std::io::Result<()> {
     }
 }
 
-fn write_file(hist_dir: &Path, name: &str, id: i64, hash: &[u8; 32]) -> std::io::Result<()> {
+/// Writes `tx ID HASH` to `name` through a temporary file renamed into place, synced first
+/// when `sync`.
+fn write_file(
+    hist_dir: &Path,
+    name: &str,
+    id: i64,
+    hash: &[u8; 32],
+    sync: bool,
+) -> std::io::Result<()> {
     let text = format!("tx {id} {}\n", blake3::Hash::from_bytes(*hash).to_hex());
     let mut tmp = tempfile::Builder::new()
         .prefix(".tmp-head-")
         .tempfile_in(hist_dir)?;
     tmp.write_all(text.as_bytes())?;
-    if name == PENDING {
+    if sync {
         tmp.as_file().sync_all()?;
     }
     tmp.persist(hist_dir.join(name)).map_err(|e| e.error)?;

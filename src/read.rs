@@ -13,7 +13,7 @@ use crate::gc::Compaction;
 use crate::model::{Change, LoggedChange, Op, TxInfo};
 use crate::path::DocPath;
 use crate::repo::{Repo, change_from_row, tx_from_row};
-use crate::store::CachedRow;
+use crate::store::Cached;
 use crate::time::{Timestamp, When};
 use rusqlite::{OptionalExtension, params};
 use serde_json::Value;
@@ -217,10 +217,7 @@ impl Repo {
             None => backward <= forward,
         };
         if go_backward {
-            let current: Option<String> =
-                self.conn
-                    .cached_row("SELECT doc FROM doc WHERE key = ?1", [key], |r| r.get(0))?;
-            let mut doc = current.map(|t| crate::repo::parse_stored(&t)).transpose()?;
+            let mut doc = self.current_stored(key)?;
             let changes = self.changes_between(key, target, seq_now, true)?;
             for change in &changes {
                 diff::apply(&mut doc, &change.inverse()).map_err(|e| replay_error(key, &e))?;
@@ -377,7 +374,8 @@ impl Repo {
         // value away.
         let moves = if with_moves {
             format!(
-                "UNION ALL {columns} FROM change_log c JOIN tx t ON t.id = c.tx WHERE c.key = ?1 AND c.op = 'move' AND c.path NOT IN (SELECT value FROM json_each(?2)) AND c.path <> ?3 AND NOT (c.path > ?3 || '/' AND c.path < ?3 || '0') AND NOT (c.path > ?3 || '[' AND c.path < ?3 || '\\') {bounds}"
+                "UNION ALL {columns} FROM change_log c JOIN tx t ON t.id = c.tx
+                 WHERE c.key = ?1 AND c.op = 'move' AND NOT {PATH_MATCH} {bounds}"
             )
         } else {
             String::new()

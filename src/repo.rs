@@ -11,7 +11,7 @@ use crate::model::{Actor, Change, Op, TxInfo, check_key};
 use crate::path::DocPath;
 use crate::rename::Rename;
 use crate::rules::{KeyRules, Rule, RuleKind};
-use crate::store::CachedRow;
+use crate::store::Cached;
 use crate::store::{self, objects::Objects};
 use crate::textdiff;
 use crate::time::{Timestamp, When};
@@ -243,7 +243,7 @@ impl Repo {
         } = self;
         let sql = SqlTx::begin(conn, *batch)?;
         let last: Option<(i64, String)> = sql
-            .row("SELECT id, at FROM tx ORDER BY id DESC LIMIT 1", [], |r| {
+            .cached_row("SELECT id, at FROM tx ORDER BY id DESC LIMIT 1", [], |r| {
                 Ok((r.get(0)?, r.get(1)?))
             })
             .optional()?;
@@ -348,11 +348,7 @@ impl Repo {
     /// the stored text itself unless it holds sealed values, so no tree is built.
     pub fn current_text(&self, key: &str) -> Result<Option<String>> {
         check_key(key)?;
-        let text: Option<Option<String>> = self
-            .conn
-            .cached_row("SELECT doc FROM doc WHERE key = ?1", [key], |r| r.get(0))
-            .optional()?;
-        match text.flatten() {
+        match self.stored_text(key)? {
             Some(t) if t.contains(crate::shred::SEALED) => {
                 let doc = self.unseal_doc(Some(parse_stored(&t)?))?;
                 Ok(doc.as_ref().map(canon::to_canonical_string))
@@ -363,11 +359,17 @@ impl Repo {
 
     /// The current document under `key` as stored (personal values sealed).
     pub(crate) fn current_stored(&self, key: &str) -> Result<Option<Value>> {
+        self.stored_text(key)?.map(|t| parse_stored(&t)).transpose()
+    }
+
+    /// The canonical text of the current document under `key` as stored (personal values
+    /// sealed); `None` when there is none.
+    pub(crate) fn stored_text(&self, key: &str) -> Result<Option<String>> {
         let text: Option<Option<String>> = self
             .conn
             .cached_row("SELECT doc FROM doc WHERE key = ?1", [key], |r| r.get(0))
             .optional()?;
-        text.flatten().map(|t| parse_stored(&t)).transpose()
+        Ok(text.flatten())
     }
 
     /// Every key that currently holds a document, sorted.
@@ -643,7 +645,7 @@ impl Txn<'_> {
         type Row = (Option<String>, i64, Option<Vec<u8>>, i64, i64, i64);
         let row: Option<Row> = self
             .sql
-            .row(
+            .cached_row(
                 "SELECT doc, seq, hash, ckpt_seq, ckpt_count, ckpt_bytes FROM doc WHERE key = ?1",
                 [key],
                 |r| {
@@ -864,7 +866,7 @@ impl Txn<'_> {
             Some(&i) => self.pending[i].hash.clone(),
             None => self
                 .sql
-                .row("SELECT hash FROM doc WHERE key = ?1", [key], |r| r.get(0))
+                .cached_row("SELECT hash FROM doc WHERE key = ?1", [key], |r| r.get(0))
                 .optional()?
                 .flatten(),
         };
@@ -963,7 +965,7 @@ impl Txn<'_> {
                 // The keys land before the values sealed with them.
                 keys.store(&fresh.keys, info.id)?;
             }
-            sql.exec(
+            sql.cached_exec(
                 "INSERT INTO tx (id, at, actor, reason, kind, hash) VALUES (?1, ?2, ?3, ?4, ?5, x'')",
                 params![info.id, at, info.actor, info.reason, info.kind],
             )?;
@@ -1009,7 +1011,7 @@ impl Txn<'_> {
                         ),
                         None => None,
                     };
-                    sql.exec(
+                    sql.cached_exec(
                             "INSERT OR REPLACE INTO checkpoint (key, seq, tx, object) VALUES (?1, ?2, ?3, ?4)",
                             params![p.key, seq, info.id, object],
                         )?;
@@ -1017,7 +1019,7 @@ impl Txn<'_> {
                 } else {
                     (p.ckpt_seq, count, weight)
                 };
-                sql.exec(
+                sql.cached_exec(
                     "INSERT INTO doc (key, doc, seq, tx, hash, ckpt_seq, ckpt_count, ckpt_bytes)
                      VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)
                      ON CONFLICT (key) DO UPDATE SET doc = ?2, seq = ?3, tx = ?4, hash = ?5,
@@ -1030,19 +1032,19 @@ impl Txn<'_> {
             }
             drop(insert);
             for (kind, pattern, keys, spec) in &added_rules {
-                sql.exec(
+                sql.cached_exec(
                     "INSERT INTO rule (tx, kind, pattern, keys, spec) VALUES (?1, ?2, ?3, ?4, ?5)",
                     params![info.id, kind, pattern, keys, spec],
                 )?;
             }
             for id in &removed_rules {
-                sql.exec(
+                sql.cached_exec(
                     "UPDATE rule SET removed_tx = ?1 WHERE id = ?2",
                     params![info.id, id],
                 )?;
             }
             for sid in &forgets {
-                sql.exec(
+                sql.cached_exec(
                     "INSERT INTO forgotten (subject, tx) VALUES (?1, ?2)",
                     params![sid, info.id],
                 )?;
@@ -1053,14 +1055,14 @@ impl Txn<'_> {
             crate::rename::insert_renames(&sql, info.id, &added_renames)?;
             crate::gc::insert_compactions(&sql, info.id, &compactions)?;
             let hash = crate::fsck::tx_hash(&sql, info.id)?;
-            sql.exec(
+            sql.cached_exec(
                 "UPDATE tx SET hash = ?1 WHERE id = ?2",
                 params![hash.to_vec(), info.id],
             )?;
             head = Some(hash);
         }
         for (key, hash) in &checks {
-            sql.exec(
+            sql.cached_exec(
                 "INSERT INTO check_log (key, at, actor, hash) VALUES (?1, ?2, ?3, ?4)",
                 params![key, at, info.actor, hash],
             )?;
@@ -1153,21 +1155,6 @@ impl<'c> SqlTx<'c> {
             nested,
             open: true,
         })
-    }
-
-    /// Runs one statement through the connection's cache of prepared statements.
-    pub(crate) fn exec(&self, sql: &str, params: impl rusqlite::Params) -> rusqlite::Result<usize> {
-        self.conn.prepare_cached(sql)?.execute(params)
-    }
-
-    /// Reads one row through the connection's cache of prepared statements.
-    pub(crate) fn row<T>(
-        &self,
-        sql: &str,
-        params: impl rusqlite::Params,
-        f: impl FnOnce(&rusqlite::Row<'_>) -> rusqlite::Result<T>,
-    ) -> rusqlite::Result<T> {
-        self.conn.prepare_cached(sql)?.query_row(params, f)
     }
 
     fn commit(mut self) -> rusqlite::Result<()> {

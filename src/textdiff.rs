@@ -682,7 +682,7 @@ impl<'a> Members<'a> {
             return Err(self.obj.error(start, "expected a member name"));
         }
         let name_end =
-            string_end(b, start).map_err(|at| self.obj.error(at, "unterminated string"))?;
+            canon::string_end(b, start).map_err(|at| self.obj.error(at, "unterminated string"))?;
         if b.get(name_end) != Some(&b':') {
             return Err(self.obj.error(name_end, "expected ':'"));
         }
@@ -757,23 +757,6 @@ impl<'a> Iterator for Elements<'a> {
     }
 }
 
-/// The end of the string starting (with its quote) at `i`, or where it runs off the text.
-fn string_end(b: &[u8], i: usize) -> Result<usize, usize> {
-    let mut j = i + 1;
-    loop {
-        let rest = b.get(j..).unwrap_or_default();
-        let k = rest
-            .iter()
-            .position(|&c| c == b'"' || c == b'\\')
-            .ok_or(b.len())?;
-        j += k;
-        if b.get(j) == Some(&b'"') {
-            return Ok(j + 1);
-        }
-        j += 2;
-    }
-}
-
 /// The end of the value starting at `i` (a fast skip of text already checked; it does not
 /// check the text again, but never panics or loops on any input).
 fn value_end(b: &[u8], mut i: usize) -> Result<usize, (usize, &'static str)> {
@@ -791,7 +774,7 @@ fn value_end(b: &[u8], mut i: usize) -> Result<usize, (usize, &'static str)> {
             }
             b',' | b':' if depth > 0 => {}
             b'"' => {
-                i = string_end(b, i).map_err(|at| (at, "unterminated string"))?;
+                i = canon::string_end(b, i).map_err(|at| (at, "unterminated string"))?;
                 if depth == 0 {
                     return Ok(i);
                 }
@@ -884,13 +867,7 @@ fn index(text: &str) -> Vec<(u32, u32)> {
     while let Some(&c) = b.get(i) {
         match c {
             b'"' => {
-                i += 1;
-                while let Some(&s) = b.get(i) {
-                    i += if s == b'\\' { 2 } else { 1 };
-                    if s == b'"' {
-                        break;
-                    }
-                }
+                i = canon::string_end(b, i).unwrap_or(b.len());
                 continue;
             }
             b'{' | b'[' => {

@@ -13,9 +13,9 @@ const MIGRATIONS: &[&str] = &[
     include_str!("sql/0004_personal.sql"),
 ];
 
-/// One-row queries through the connection's cache of prepared statements (reads repeat
-/// the same few statements; preparing each anew costs more than running it).
-pub(crate) trait CachedRow {
+/// Statements run through the connection's cache of prepared statements (writes and reads
+/// repeat the same few statements; preparing each anew costs more than running it).
+pub(crate) trait Cached {
     /// `query_row` on a cached statement.
     fn cached_row<T>(
         &self,
@@ -23,9 +23,12 @@ pub(crate) trait CachedRow {
         params: impl rusqlite::Params,
         f: impl FnOnce(&rusqlite::Row<'_>) -> rusqlite::Result<T>,
     ) -> rusqlite::Result<T>;
+
+    /// `execute` on a cached statement.
+    fn cached_exec(&self, sql: &str, params: impl rusqlite::Params) -> rusqlite::Result<usize>;
 }
 
-impl CachedRow for Connection {
+impl Cached for Connection {
     fn cached_row<T>(
         &self,
         sql: &str,
@@ -33,6 +36,10 @@ impl CachedRow for Connection {
         f: impl FnOnce(&rusqlite::Row<'_>) -> rusqlite::Result<T>,
     ) -> rusqlite::Result<T> {
         self.prepare_cached(sql)?.query_row(params, f)
+    }
+
+    fn cached_exec(&self, sql: &str, params: impl rusqlite::Params) -> rusqlite::Result<usize> {
+        self.prepare_cached(sql)?.execute(params)
     }
 }
 

@@ -329,20 +329,12 @@ impl<'a> Gen<'a> {
         ];
         let mask = u32::from_le_bytes([self.byte(), self.byte(), self.byte(), 0]);
         let start = usize::from(self.byte()) % pool.len();
-        let rules: Vec<Rule> = (0..pool.len())
+        let chosen: Vec<(&str, RuleKind)> = (0..pool.len())
             .map(|i| (i + start) % pool.len())
             .filter(|i| mask & (1 << i) != 0)
-            .filter_map(|i| pool.get(i))
-            .zip(1..)
-            .map(|((pattern, kind), id)| Rule {
-                id,
-                tx: 1,
-                pattern: PathPattern::parse(pattern).unwrap(),
-                keys: None,
-                kind: kind.clone(),
-            })
+            .filter_map(|i| pool.get(i).cloned())
             .collect();
-        KeyRules::for_key(rules.iter(), "doc")
+        rules_of(&chosen)
     }
 }
 
