@@ -97,6 +97,7 @@
 //! own stored text) would turn that object into the number `1`, silently changing the
 //! document. The writers and [`normalize`] treat such a member, in a [`Value`] built
 //! elsewhere, as an ordinary member.
+use crate::rules::{ArrayMode, RuleNodeId, RuleTree};
 use serde::de::{self, DeserializeSeed, MapAccess, SeqAccess, Visitor};
 use serde_json::map::Entry;
 use serde_json::{Map, Number, Value};
@@ -158,19 +159,34 @@ pub fn parse(bytes: &[u8]) -> Result<Value, ParseError> {
 /// assert!(hist::canon::canonical_text(br#"{"a": 1, "a": 2}"#).is_err());
 /// ```
 pub fn canonical_text(bytes: &[u8]) -> Result<String, ParseError> {
+    ordered_text(bytes, &RuleTree::default()).map(|(text, _)| text)
+}
+
+/// [`canonical_text`] with the keyed arrays and sets of `tree` put in canonical order, as
+/// [`diff::canonicalize`](crate::diff::canonicalize) orders them, in the same single pass.
+/// The flag is true when some ordered array has elements with equal sort texts (keys not
+/// unique): such an array is left in the order written, as `canonicalize` leaves it.
+pub(crate) fn ordered_text(bytes: &[u8], tree: &RuleTree) -> Result<(String, bool), ParseError> {
     let text = checked_text(bytes)?;
     let mut writer = Writer {
         out: Vec::with_capacity(text.len()),
         spare: Vec::new(),
+        tree,
+        not_unique: false,
     };
     let mut de = serde_json::Deserializer::from_str(text);
-    WriteSeed { w: &mut writer }
-        .deserialize(&mut de)
-        .and_then(|()| de.end())
-        .map_err(|e| parse_error(text, &e))?;
+    WriteSeed {
+        w: &mut writer,
+        node: tree.root(),
+        keys: None,
+    }
+    .deserialize(&mut de)
+    .and_then(|()| de.end())
+    .map_err(|e| parse_error(text, &e))?;
     // Only valid UTF-8 is ever written: string contents and ASCII.
-    Ok(String::from_utf8(writer.out)
-        .unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned()))
+    let out = String::from_utf8(writer.out)
+        .unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned());
+    Ok((out, writer.not_unique))
 }
 
 /// The input as text: refuses a byte-order mark and bytes that are not UTF-8.
@@ -199,6 +215,13 @@ fn checked_text(bytes: &[u8]) -> Result<&str, ParseError> {
             ),
         }
     })
+}
+
+impl ParseError {
+    /// A `serde_json` error met while reading `text`, with a character column.
+    pub(crate) fn of_serde(text: &str, e: &serde_json::Error) -> Self {
+        parse_error(text, e)
+    }
 }
 
 /// [`parse`] for text.
@@ -431,11 +454,64 @@ impl<'de> Visitor<'de> for NumberTextVisitor {
 /// ones (once their names stop arriving in canonical order); smaller ones scan.
 const LINEAR_SCAN_MEMBERS: usize = 16;
 
-/// The output of [`canonical_text`] and the member lists of finished objects, kept for
-/// reuse by the next object.
-struct Writer<'de> {
+/// The output of [`ordered_text`], the member lists of finished objects (kept for reuse by
+/// the next object), and the rules that order arrays.
+struct Writer<'t, 'de> {
     out: Vec<u8>,
     spare: Vec<Vec<Member<'de>>>,
+    tree: &'t RuleTree,
+    /// Some ordered array was left as written: its sort texts are not unique.
+    not_unique: bool,
+}
+
+/// The key field values of the element of a keyed array being written, collected from its
+/// members as they are written, and turned into its sort text once it is complete.
+struct KeyCapture<'t> {
+    fields: &'t [String],
+    /// Where each field's canonical value text is in `found`; `None`: missing so far.
+    values: Vec<Option<(usize, usize)>>,
+    found: Vec<u8>,
+}
+
+impl KeyCapture<'_> {
+    /// Keeps the value of member `name` if it is a key field (a key may name a field twice).
+    fn offer(&mut self, name: &str, value: &[u8]) {
+        let mut kept = None;
+        for (field, slot) in self.fields.iter().zip(&mut self.values) {
+            if field == name {
+                let range = *kept.get_or_insert_with(|| {
+                    let start = self.found.len();
+                    self.found.extend_from_slice(value);
+                    (start, self.found.len())
+                });
+                *slot = Some(range);
+            }
+        }
+    }
+
+    /// Appends the sort text of the element (`[v1,v2,…]`, a missing field as `null`, as
+    /// `diff::keyed_sort_text` writes it) to `out`, and forgets the element.
+    fn finish(&mut self, out: &mut Vec<u8>) {
+        out.push(b'[');
+        for (i, v) in self.values.iter_mut().enumerate() {
+            if i > 0 {
+                out.push(b',');
+            }
+            match v.take() {
+                Some((start, end)) => out.extend_from_slice(&self.found[start..end]),
+                None => out.extend_from_slice(b"null"),
+            }
+        }
+        out.push(b']');
+        self.found.clear();
+    }
+}
+
+/// An element of an ordered array: where its text is in [`Writer::out`], and where its
+/// sort text is (a keyed array's in the array's own buffer, a set's is its text).
+struct Element {
+    text: (usize, usize),
+    sort: (usize, usize),
 }
 
 /// An object member already written: its name and where its `"name":value` bytes are in
@@ -447,23 +523,33 @@ struct Member<'de> {
 }
 
 /// Writes the canonical text of one value to [`Writer::out`].
-struct WriteSeed<'w, 'de> {
-    w: &'w mut Writer<'de>,
+struct WriteSeed<'w, 't, 'de> {
+    w: &'w mut Writer<'t, 'de>,
+    /// Where the value is in the rule tree (`None`: no rule applies at or below it).
+    node: Option<RuleNodeId>,
+    /// Set for an element of a keyed array: collects its key field values.
+    keys: Option<&'w mut KeyCapture<'t>>,
 }
 
-impl<'de> DeserializeSeed<'de> for WriteSeed<'_, 'de> {
+impl<'de> DeserializeSeed<'de> for WriteSeed<'_, '_, 'de> {
     type Value = ();
 
     fn deserialize<D: de::Deserializer<'de>>(self, deserializer: D) -> Result<(), D::Error> {
-        deserializer.deserialize_any(WriteVisitor { w: self.w })
+        deserializer.deserialize_any(WriteVisitor {
+            w: self.w,
+            node: self.node,
+            keys: self.keys,
+        })
     }
 }
 
-struct WriteVisitor<'w, 'de> {
-    w: &'w mut Writer<'de>,
+struct WriteVisitor<'w, 't, 'de> {
+    w: &'w mut Writer<'t, 'de>,
+    node: Option<RuleNodeId>,
+    keys: Option<&'w mut KeyCapture<'t>>,
 }
 
-impl<'de> Visitor<'de> for WriteVisitor<'_, 'de> {
+impl<'de> Visitor<'de> for WriteVisitor<'_, '_, 'de> {
     type Value = ();
 
     fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -513,20 +599,58 @@ impl<'de> Visitor<'de> for WriteVisitor<'_, 'de> {
     }
 
     fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<(), A::Error> {
+        let tree = self.w.tree;
+        let (mode, node) = self
+            .node
+            .map_or((ArrayMode::Opaque, None), |n| tree.array(n));
+        let ordered = mode != ArrayMode::Opaque;
+        let mut keys = match mode {
+            ArrayMode::Keyed(fields) => Some(KeyCapture {
+                fields,
+                values: vec![None; fields.len()],
+                found: Vec::new(),
+            }),
+            _ => None,
+        };
+        let mut elements = Vec::new();
+        let mut sort_texts = Vec::new();
         self.w.out.push(b'[');
-        let mut first = true;
+        let base = self.w.out.len();
         loop {
             // The separator goes out before the element is known to exist; taken back at
             // the end.
             let mark = self.w.out.len();
-            if !first {
+            if mark > base {
                 self.w.out.push(b',');
             }
-            if seq.next_element_seed(WriteSeed { w: self.w })?.is_none() {
+            let start = self.w.out.len();
+            let seed = WriteSeed {
+                w: self.w,
+                node,
+                keys: keys.as_mut(),
+            };
+            if seq.next_element_seed(seed)?.is_none() {
                 self.w.out.truncate(mark);
                 break;
             }
-            first = false;
+            if ordered {
+                let text = (start, self.w.out.len());
+                let sort = match &mut keys {
+                    Some(k) => {
+                        let from = sort_texts.len();
+                        k.finish(&mut sort_texts);
+                        (from, sort_texts.len())
+                    }
+                    None => text,
+                };
+                elements.push(Element { text, sort });
+            }
+        }
+        if elements.len() > 1 {
+            let by = keys.is_some().then_some(sort_texts.as_slice());
+            if !order_elements(&mut self.w.out, base, &elements, by).map_err(de::Error::custom)? {
+                self.w.not_unique = true;
+            }
         }
         self.w.out.push(b']');
         Ok(())
@@ -547,9 +671,17 @@ impl<'de> Visitor<'de> for WriteVisitor<'_, 'de> {
         }
         let mut members = self.w.spare.pop().unwrap_or_default();
         members.clear();
+        let (node, mut keys) = (self.node, self.keys);
         self.w.out.push(b'{');
         let base = self.w.out.len();
-        write_member(&mut map, self.w, &mut members, first)?;
+        write_member(
+            &mut map,
+            self.w,
+            &mut members,
+            first,
+            node,
+            keys.as_deref_mut(),
+        )?;
         // Names so far are in strictly increasing canonical order: the object needs no
         // sorting, and a duplicate can only equal the last name.
         let mut in_order = true;
@@ -581,7 +713,14 @@ impl<'de> Visitor<'de> for WriteVisitor<'_, 'de> {
                 )));
             }
             self.w.out.push(b',');
-            write_member(&mut map, self.w, &mut members, name)?;
+            write_member(
+                &mut map,
+                self.w,
+                &mut members,
+                name,
+                node,
+                keys.as_deref_mut(),
+            )?;
         }
         if !in_order {
             sort_members(&mut self.w.out, base, &mut members).map_err(de::Error::custom)?;
@@ -593,17 +732,30 @@ impl<'de> Visitor<'de> for WriteVisitor<'_, 'de> {
     }
 }
 
-/// Writes `"name":value` for the member whose name was just read, and records it.
+/// Writes `"name":value` for the member whose name was just read, and records it; `node`
+/// is the object's place in the rule tree, `keys` set when the object is an element of a
+/// keyed array.
 fn write_member<'de, A: MapAccess<'de>>(
     map: &mut A,
-    w: &mut Writer<'de>,
+    w: &mut Writer<'_, 'de>,
     members: &mut Vec<Member<'de>>,
     name: Cow<'de, str>,
+    node: Option<RuleNodeId>,
+    keys: Option<&mut KeyCapture<'_>>,
 ) -> Result<(), A::Error> {
     let start = w.out.len();
     write_string(&name, &mut w.out);
     w.out.push(b':');
-    map.next_value_seed(WriteSeed { w: &mut *w })?;
+    let value_start = w.out.len();
+    let node = node.and_then(|n| w.tree.field(n, &name));
+    map.next_value_seed(WriteSeed {
+        w: &mut *w,
+        node,
+        keys: None,
+    })?;
+    if let Some(keys) = keys {
+        keys.offer(&name, &w.out[value_start..]);
+    }
     members.push(Member {
         name,
         start,
@@ -630,6 +782,53 @@ fn sort_members(out: &mut Vec<u8>, base: usize, members: &mut [Member<'_>]) -> R
         out.extend_from_slice(bytes);
     }
     Ok(())
+}
+
+/// Rewrites the elements of an ordered array, written from `out[base..]` on and separated
+/// by commas, in the order of their sort texts (in `sort_texts`, or for a set in `out`
+/// itself). Returns false, leaving them as written, when two sort texts are equal.
+fn order_elements(
+    out: &mut Vec<u8>,
+    base: usize,
+    elements: &[Element],
+    sort_texts: Option<&[u8]>,
+) -> Result<bool, String> {
+    let out_of_range = "internal error: an element's bytes are out of range";
+    let mut order: Vec<usize> = (0..elements.len()).collect();
+    {
+        let source = sort_texts.unwrap_or(out);
+        let text = |i: usize| {
+            let (start, end) = elements[i].sort;
+            source.get(start..end).unwrap_or_default()
+        };
+        if elements
+            .iter()
+            .any(|e| source.get(e.sort.0..e.sort.1).is_none())
+        {
+            return Err(out_of_range.into());
+        }
+        if (1..elements.len()).all(|i| text(i - 1) < text(i)) {
+            return Ok(true);
+        }
+        order.sort_unstable_by(|&a, &b| text(a).cmp(text(b)));
+        if order.windows(2).any(|w| text(w[0]) == text(w[1])) {
+            return Ok(false);
+        }
+    }
+    let written = out.split_off(base);
+    for (i, &k) in order.iter().enumerate() {
+        if i > 0 {
+            out.push(b',');
+        }
+        let (start, end) = elements[k].text;
+        let bytes = start
+            .checked_sub(base)
+            .zip(end.checked_sub(base))
+            .and_then(|(start, end)| written.get(start..end))
+            .ok_or(out_of_range)?;
+        out.extend_from_slice(bytes);
+    }
+    Ok(true)
 }
 
 /// A member name as canonical text (`"a"`), for messages.

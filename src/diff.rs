@@ -169,6 +169,10 @@ fn unique_sort_texts(items: &[Value], mode: &ArrayMode<'_>) -> Option<Vec<String
 
 /// Orders keyed arrays and sets of `doc` canonically, in place. Arrays whose keys are not
 /// unique are left as they are (opaque) and reported in `warnings`.
+///
+/// The order is bottom-up: the elements of an array are put in canonical form before they
+/// are compared, so that equal elements are found equal and ordering twice changes nothing.
+/// A warning inside an element names the element as it is once canonical.
 pub fn canonicalize(doc: &mut Value, rules: &KeyRules, warnings: &mut Vec<String>) {
     let mut shape = Vec::new();
     let mut path = DocPath::root();
@@ -200,6 +204,21 @@ fn canonicalize_at(
             if mode == ArrayMode::Opaque {
                 return;
             }
+            if rules.any_below(shape) {
+                shape.push(PatternSegment::AnyElement);
+                for item in items.iter_mut() {
+                    // The element's own path needs it canonical, so its warnings are
+                    // collected again, with that path, when there are any.
+                    let mut inside = Vec::new();
+                    canonicalize_at(item, rules, shape, path, &mut inside);
+                    if !inside.is_empty() {
+                        path.push(element_segment(item, &mode));
+                        canonicalize_at(item, rules, shape, path, warnings);
+                        path.pop();
+                    }
+                }
+                shape.pop();
+            }
             let Some(texts) = unique_sort_texts(items, &mode) else {
                 warnings.push(not_unique_warning(path, &mode));
                 return;
@@ -208,18 +227,35 @@ fn canonicalize_at(
                 texts.into_iter().zip(std::mem::take(items)).collect();
             pairs.sort_unstable_by(|a, b| a.0.cmp(&b.0));
             *items = pairs.into_iter().map(|(_, v)| v).collect();
-            if rules.any_below(shape) {
-                shape.push(PatternSegment::AnyElement);
-                for item in items.iter_mut() {
-                    path.push(element_segment(item, &mode));
-                    canonicalize_at(item, rules, shape, path, warnings);
-                    path.pop();
-                }
-                shape.pop();
-            }
         }
         _ => {}
     }
+}
+
+/// The canonical text of a JSON text with `rules` applied: `canonicalize` of
+/// [`canon::parse`], written by [`canon::to_canonical_string`], with the same warnings, or
+/// the same [`ParseError`](canon::ParseError). It is computed in one pass over the input
+/// without building a tree (unless some array's keys are not unique, when the tree of the
+/// result is built to name it in a warning).
+///
+/// ```
+/// use hist::rules::{KeyRules, Rule};
+/// let rules: Vec<Rule> = vec![]; // no rules: every array opaque
+/// let mut warnings = Vec::new();
+/// let text = hist::diff::canonical_text(br#"{"b":[2,1],"a":1.0}"#, &KeyRules::for_key(&rules, "k"), &mut warnings);
+/// assert_eq!(text.unwrap(), r#"{"a":1,"b":[2,1]}"#);
+/// ```
+pub fn canonical_text(
+    bytes: &[u8],
+    rules: &KeyRules,
+    warnings: &mut Vec<String>,
+) -> Result<String, canon::ParseError> {
+    let (text, not_unique) = canon::ordered_text(bytes, rules.tree())?;
+    if not_unique {
+        let mut doc = canon::parse_str(&text)?;
+        canonicalize(&mut doc, rules, warnings);
+    }
+    Ok(text)
 }
 
 pub(crate) fn not_unique_warning(path: &DocPath, mode: &ArrayMode<'_>) -> String {

@@ -818,40 +818,31 @@ impl Txn<'_> {
         self.put_canonical(key, text, &rules, warnings)
     }
 
-    /// [`Txn::put`] for a snapshot given as canonical JSON text ([`canon::canonical_text`]),
-    /// without array rules applied yet; text that is not canonical is refused. Unless the
-    /// key has personal rules or renames, which need the parsed document, no tree of either
-    /// version is ever built: the snapshot is ordered, hashed and diffed as text, so an
-    /// ingest needs little more memory than the two texts.
-    pub fn put_text(&mut self, key: &str, text: String) -> Result<PutOutcome> {
+    /// [`Txn::put`] for a snapshot given as JSON text, parsed as strictly as
+    /// [`canon::parse`] (invalid JSON is an [`Error::Json`] naming the line and column).
+    /// Unless the key has personal rules or renames, which need the parsed document, no tree
+    /// of either version is ever built: the snapshot is canonicalized and ordered by the
+    /// key's rules in one pass ([`diff::canonical_text`]), then hashed and diffed as text, so
+    /// an ingest needs little more memory than the two texts.
+    pub fn put_json(&mut self, key: &str, bytes: &[u8]) -> Result<PutOutcome> {
         check_key(key)?;
-        let what = || format!("the snapshot of {key}");
+        let json_error = |source| Error::Json {
+            what: format!("the snapshot of {key}"),
+            source,
+        };
         let renamed = self.renames().any(|r| r.applies_to_key(key));
         if renamed || !crate::shred::personal_rules(self.rules, key).is_empty() {
-            let doc = canon::parse_str(&text).map_err(|source| Error::Json {
-                what: what(),
-                source,
-            })?;
-            drop(text);
+            let doc = canon::parse(bytes).map_err(json_error)?;
             return self.put(key, doc);
         }
         let rules = KeyRules::for_key(self.rules.iter(), key);
         let mut warnings = Vec::new();
-        let text =
-            textdiff::canonicalize_text(text, &rules, &mut warnings).map_err(|e| Error::Json {
-                what: what(),
-                source: canon::ParseError {
-                    line: 1,
-                    column: e.offset + 1,
-                    message: format!("not canonical JSON: {}", e.message),
-                },
-            })?;
+        let text = diff::canonical_text(bytes, &rules, &mut warnings).map_err(json_error)?;
         self.put_canonical(key, text, &rules, warnings)
     }
 
-    /// Records the snapshot `text`: canonical (written by [`canon`] or checked by
-    /// [`textdiff::canonicalize_text`], so the diff indexes it without checking it again),
-    /// rules applied, personal values sealed.
+    /// Records the snapshot `text`: canonical (written by [`canon`], so the diff indexes it
+    /// without checking it again), rules applied, personal values sealed.
     fn put_canonical(
         &mut self,
         key: &str,

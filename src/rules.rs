@@ -181,6 +181,7 @@ pub enum ArrayMode<'a> {
 #[derive(Clone, Debug, Default)]
 pub struct KeyRules {
     arrays: Vec<(Vec<PatternSegment>, RuleKind)>,
+    tree: RuleTree,
 }
 
 impl KeyRules {
@@ -190,8 +191,14 @@ impl KeyRules {
             .into_iter()
             .filter(|r| r.kind.is_array_rule() && r.applies_to_key(key))
             .map(|r| (r.pattern.segments().to_vec(), r.kind.clone()))
-            .collect();
-        Self { arrays }
+            .collect::<Vec<_>>();
+        let tree = RuleTree::of(&arrays);
+        Self { arrays, tree }
+    }
+
+    /// The rules as a tree over document shapes, for walking a document from the top.
+    pub(crate) fn tree(&self) -> &RuleTree {
+        &self.tree
     }
 
     /// No rules at all: every array is opaque.
@@ -219,6 +226,88 @@ impl KeyRules {
         self.arrays
             .iter()
             .any(|(p, _)| p.len() > shape.len() && p.starts_with(shape))
+    }
+}
+
+/// [`KeyRules`] as a tree: one node per prefix of a rule's pattern, so that a walk down a
+/// document finds the mode of each array, and whether any rule lies below, in one step per
+/// level. A subtree without a node has no rule at or below it.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct RuleTree {
+    /// Node 0 is the document's root.
+    nodes: Vec<RuleNode>,
+}
+
+/// A node of a [`RuleTree`]: the shape of one pattern prefix.
+#[derive(Clone, Debug, Default)]
+struct RuleNode {
+    fields: Vec<(String, usize)>,
+    element: Option<usize>,
+    /// The rule whose pattern ends here (the last declared one wins).
+    kind: Option<RuleKind>,
+}
+
+/// A place in a [`RuleTree`].
+pub(crate) type RuleNodeId = usize;
+
+impl RuleTree {
+    fn of(arrays: &[(Vec<PatternSegment>, RuleKind)]) -> Self {
+        let mut tree = Self {
+            nodes: vec![RuleNode::default()],
+        };
+        for (pattern, kind) in arrays {
+            let mut at = 0;
+            for seg in pattern {
+                let existing = match seg {
+                    PatternSegment::Field(name) => tree.nodes[at]
+                        .fields
+                        .iter()
+                        .find(|(n, _)| n == name)
+                        .map(|&(_, i)| i),
+                    PatternSegment::AnyElement => tree.nodes[at].element,
+                };
+                at = existing.unwrap_or_else(|| {
+                    let i = tree.nodes.len();
+                    tree.nodes.push(RuleNode::default());
+                    match seg {
+                        PatternSegment::Field(name) => {
+                            tree.nodes[at].fields.push((name.clone(), i));
+                        }
+                        PatternSegment::AnyElement => tree.nodes[at].element = Some(i),
+                    }
+                    i
+                });
+            }
+            tree.nodes[at].kind = Some(kind.clone());
+        }
+        tree
+    }
+
+    /// The root, unless no rule applies at all.
+    pub(crate) fn root(&self) -> Option<RuleNodeId> {
+        self.nodes
+            .first()
+            .filter(|n| n.kind.is_some() || n.element.is_some() || !n.fields.is_empty())
+            .map(|_| 0)
+    }
+
+    /// The member `name` of an object at `node`, if some rule lies at or below it.
+    pub(crate) fn field(&self, node: RuleNodeId, name: &str) -> Option<RuleNodeId> {
+        let fields = &self.nodes.get(node)?.fields;
+        fields.iter().find(|(n, _)| n == name).map(|&(_, i)| i)
+    }
+
+    /// How the array at `node` is ordered, and the node of its elements (`None` for an
+    /// opaque array: nothing inside it is ordered either).
+    pub(crate) fn array(&self, node: RuleNodeId) -> (ArrayMode<'_>, Option<RuleNodeId>) {
+        let Some(n) = self.nodes.get(node) else {
+            return (ArrayMode::Opaque, None);
+        };
+        match &n.kind {
+            Some(RuleKind::ArrayKey(fields)) => (ArrayMode::Keyed(fields), n.element),
+            Some(RuleKind::Set) => (ArrayMode::Set, n.element),
+            _ => (ArrayMode::Opaque, None),
+        }
     }
 }
 

@@ -1,5 +1,6 @@
-//! [`diff::canonicalize`](crate::diff::canonicalize) and [`diff::diff`](crate::diff::diff)
-//! computed on canonical JSON text, without building a tree of the whole document.
+//! [`diff::diff`](crate::diff::diff) computed on canonical JSON text, without building a
+//! tree of the whole document. (Its partner on the way in, ordering keyed arrays and sets
+//! while the input is parsed, is [`diff::canonical_text`](crate::diff::canonical_text).)
 //!
 //! Canonical text ([`crate::canon`]) is unique per value, so two values are equal exactly
 //! when their canonical texts are byte-equal. The functions here walk the texts with a small
@@ -40,41 +41,6 @@ pub struct MalformedText {
     pub offset: usize,
     /// What is wrong.
     pub message: String,
-}
-
-/// Orders keyed arrays and sets of a canonical text by `rules`; equals
-/// [`diff::canonicalize`](crate::diff::canonicalize) on the parsed value followed by
-/// [`canon::to_canonical_string`], with the same warnings (pushed in the same order).
-/// Returns `text` itself (no copy) when nothing moves.
-pub fn canonicalize_text(
-    text: String,
-    rules: &KeyRules,
-    warnings: &mut Vec<String>,
-) -> Result<String, MalformedText> {
-    let ends = validate(&text)?;
-    canonicalize_with(text, &ends, rules, warnings)
-}
-
-fn canonicalize_with(
-    text: String,
-    ends: &[(u32, u32)],
-    rules: &KeyRules,
-    warnings: &mut Vec<String>,
-) -> Result<String, MalformedText> {
-    let pieces = {
-        let mut walk = Walk::new(rules);
-        let pieces = walk.canonicalize_at(Val::whole(&text, ends))?;
-        warnings.append(&mut walk.warnings);
-        pieces
-    };
-    Ok(match pieces {
-        None => text,
-        Some(pieces) => {
-            let mut out = String::with_capacity(text.len());
-            pieces.iter().for_each(|p| out.push_str(p));
-            out
-        }
-    })
 }
 
 /// The changes that turn `old` into `new` (canonical texts; `None` = absent): exactly
@@ -167,9 +133,6 @@ struct Walk<'a, 'r> {
     warnings: Vec<String>,
 }
 
-/// Pieces of output text (slices of the input and punctuation), concatenated in order.
-type Pieces<'a> = Vec<&'a str>;
-
 impl<'a, 'r> Walk<'a, 'r> {
     fn new(rules: &'r KeyRules) -> Self {
         Self {
@@ -203,88 +166,6 @@ impl<'a, 'r> Walk<'a, 'r> {
         let path = self.doc_path()?;
         self.warnings.push(not_unique_warning(&path, mode));
         Ok(())
-    }
-
-    /// Mirrors `diff::canonicalize_at`: `None` when nothing below `value` moves, else the
-    /// pieces of its new text.
-    fn canonicalize_at(&mut self, value: Val<'a>) -> Result<Option<Pieces<'a>>, MalformedText> {
-        match value.first() {
-            b'{' => {
-                if !self.rules.any_below(&self.shape) {
-                    return Ok(None);
-                }
-                let members = value.members().collect::<Result<Vec<_>, _>>()?;
-                let mut results: Vec<Option<Pieces<'a>>> = vec![None; members.len()];
-                for (index, name, member) in in_map_order(&members)? {
-                    self.shape.push(PatternSegment::Field(name.into_owned()));
-                    self.path.push(Step::Field);
-                    let result = self.canonicalize_at(member.value)?;
-                    self.path.pop();
-                    self.shape.pop();
-                    if let Some(slot) = results.get_mut(index) {
-                        *slot = result;
-                    }
-                }
-                if results.iter().all(Option::is_none) {
-                    return Ok(None);
-                }
-                let mut out = vec!["{"];
-                for (i, (member, result)) in members.iter().zip(results).enumerate() {
-                    if i > 0 {
-                        out.push(",");
-                    }
-                    out.push(member.head);
-                    match result {
-                        Some(pieces) => out.extend(pieces),
-                        None => out.push(member.value.text),
-                    }
-                }
-                out.push("}");
-                Ok(Some(out))
-            }
-            b'[' => {
-                let mode = self.rules.mode(&self.shape);
-                if mode == ArrayMode::Opaque {
-                    return Ok(None);
-                }
-                let items = value.elements().collect::<Result<Vec<_>, _>>()?;
-                let texts = sort_texts(&items, &mode)?;
-                let mut pairs: Vec<(Cow<'a, str>, Val<'a>)> =
-                    texts.into_iter().zip(items).collect();
-                pairs.sort_unstable_by(|a, b| a.0.cmp(&b.0));
-                if pairs.windows(2).any(|w| w[0].0 == w[1].0) {
-                    self.warn_not_unique(&mode)?;
-                    return Ok(None);
-                }
-                let moved = pairs.windows(2).any(|w| w[0].1.at > w[1].1.at);
-                let mut results: Vec<Option<Pieces<'a>>> = vec![None; pairs.len()];
-                if self.rules.any_below(&self.shape) {
-                    self.shape.push(PatternSegment::AnyElement);
-                    for ((_, item), slot) in pairs.iter().zip(results.iter_mut()) {
-                        self.path.push(Step::Element(*item, mode.clone()));
-                        *slot = self.canonicalize_at(*item)?;
-                        self.path.pop();
-                    }
-                    self.shape.pop();
-                }
-                if !moved && results.iter().all(Option::is_none) {
-                    return Ok(None);
-                }
-                let mut out = vec!["["];
-                for (i, ((_, item), result)) in pairs.iter().zip(results).enumerate() {
-                    if i > 0 {
-                        out.push(",");
-                    }
-                    match result {
-                        Some(pieces) => out.extend(pieces),
-                        None => out.push(item.text),
-                    }
-                }
-                out.push("]");
-                Ok(Some(out))
-            }
-            _ => Ok(None),
-        }
     }
 
     /// Mirrors `diff::diff_at`.

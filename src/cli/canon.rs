@@ -1,5 +1,6 @@
-use super::ui::{parse_json, read_input};
+use super::ui::read_input;
 use super::{CliError, Env, Ui};
+use crate::rules::KeyRules;
 use clap::Args;
 use std::path::PathBuf;
 
@@ -27,31 +28,22 @@ pub struct CanonArgs {
 
 pub fn cmd_canon(ui: &mut Ui, env: &Env, args: &CanonArgs) -> Result<(), CliError> {
     let (name, bytes) = read_input(args.file.as_deref(), env)?;
-    let Some(key) = &args.key else {
-        // No array rules: the canonical text straight from the input, without a tree.
-        let text = crate::canon::canonical_text(&bytes)
-            .map_err(|e| CliError::user(format!("{name} is not valid JSON: {e}")))?;
-        drop(bytes);
-        return if args.hash {
-            ui.line(crate::canon::ObjectId::of(text.as_bytes()).to_hex())
-        } else {
-            ui.raw(text.as_bytes())?;
-            ui.raw(b"\n")
-        };
+    let rules = match &args.key {
+        Some(key) => env.repo()?.key_rules(key),
+        None => KeyRules::none(),
     };
-    let mut value = parse_json(&name, &bytes)?;
-    let repo = env.repo()?;
+    // Written while it is parsed, arrays ordered on the way: no tree is built.
     let mut warnings = Vec::new();
-    crate::diff::canonicalize(&mut value, &repo.key_rules(key), &mut warnings);
+    let text = crate::diff::canonical_text(&bytes, &rules, &mut warnings)
+        .map_err(|e| CliError::user(format!("{name} is not valid JSON: {e}")))?;
+    drop(bytes);
     for w in warnings {
         ui.warn(w);
     }
     if args.hash {
-        ui.line(crate::canon::hash(&value).to_hex())
+        ui.line(crate::canon::ObjectId::of(text.as_bytes()).to_hex())
     } else {
-        let mut out = Vec::with_capacity(bytes.len());
-        crate::canon::write_canonical(&value, &mut out);
-        out.push(b'\n');
-        ui.raw(&out)
+        ui.raw(text.as_bytes())?;
+        ui.raw(b"\n")
     }
 }

@@ -6,7 +6,6 @@ use crate::{PutOutcome, Repo, TxOptions};
 use clap::Args;
 use serde_json::Value;
 use serde_json::value::RawValue;
-use std::collections::BTreeMap;
 use std::path::PathBuf;
 
 /// Record many snapshots from NDJSON records {key, at, actor, reason, doc}
@@ -24,6 +23,17 @@ use std::path::PathBuf;
 pub struct ImportArgs {
     /// The NDJSON file (`-` or nothing: standard input).
     pub file: Option<PathBuf>,
+}
+
+/// One NDJSON record, its document left as text. Other members are ignored.
+#[derive(serde::Deserialize)]
+struct Record<'a> {
+    key: Option<Value>,
+    at: Option<Value>,
+    actor: Option<Value>,
+    reason: Option<Value>,
+    #[serde(borrow)]
+    doc: Option<&'a RawValue>,
 }
 
 /// Snapshots per SQLite commit.
@@ -82,36 +92,41 @@ fn import_lines(
             repo.begin_batch()?;
         }
         let fail = |msg: String| CliError::user(format!("{name} line {lineno}: {msg}"));
-        // The record is parsed strictly into canonical text; its `doc` member is then a
-        // slice of that text, recorded without ever building a tree of it.
-        let record = crate::canon::canonical_text(line.as_bytes())
-            .map_err(|e| fail(format!("not valid JSON: {e}")))?;
-        let members: BTreeMap<&str, &RawValue> = serde_json::from_str(&record).unwrap_or_default();
-        let raw = |name: &str| members.get(name).filter(|v| v.get() != "null");
-        let field =
-            |name: &str| raw(name).and_then(|v| serde_json::from_str::<Value>(v.get()).ok());
-        let key = field("key")
-            .and_then(|v| v.as_str().map(str::to_owned))
-            .ok_or_else(|| fail("no \"key\" string".into()))?;
-        let actor = field("actor");
-        let actor = actor.as_ref().and_then(Value::as_str).unwrap_or_default();
-        let actor = Actor::parse(actor).map_err(|e| fail(e.to_string()))?;
-        let reason = field("reason").and_then(|v| v.as_str().map(str::to_owned));
-        let at = match field("at") {
+        // The envelope is read here; the document, still text, is parsed strictly once, by
+        // `put_json`, straight into its canonical text (no tree of it is built).
+        let record: Record<'_> = serde_json::from_str(line).map_err(|e| {
+            let e = crate::canon::ParseError::of_serde(line, &e);
+            fail(format!("not valid JSON: {e}"))
+        })?;
+        let text = |v: &Option<Value>| v.as_ref().and_then(Value::as_str).map(str::to_owned);
+        let key = text(&record.key).ok_or_else(|| fail("no \"key\" string".into()))?;
+        let actor = text(&record.actor).unwrap_or_default();
+        let actor = Actor::parse(&actor).map_err(|e| fail(e.to_string()))?;
+        let reason = text(&record.reason);
+        let at = match record.at {
             None => None,
             Some(v) => match v.as_str().map(When::parse) {
                 Some(Ok(When::At(ts))) => Some(ts),
                 _ => return Err(fail(format!("\"at\" is not a time: {v}"))),
             },
         };
-        let doc = raw("doc")
-            .map(|v| v.get().to_owned())
-            .ok_or_else(|| fail("no \"doc\"".into()))?;
+        let doc = record.doc.ok_or_else(|| fail("no \"doc\"".into()))?;
         let opts = TxOptions::new(actor, "ingest", env.now)
             .reason(reason)
             .at(at);
         let mut txn = repo.begin(opts).map_err(|e| fail(e.to_string()))?;
-        let outcome = txn.put_text(&key, doc).map_err(|e| fail(e.to_string()))?;
+        let outcome = txn
+            .put_json(&key, doc.get().as_bytes())
+            .map_err(|e| match e {
+                crate::Error::Json { mut source, .. } => {
+                    // Positions in the line, not in the document.
+                    let offset =
+                        (doc.get().as_ptr() as usize).saturating_sub(line.as_ptr() as usize);
+                    source.column += line.get(..offset).map_or(0, |s| s.chars().count());
+                    fail(format!("not valid JSON: {source}"))
+                }
+                e => fail(e.to_string()),
+            })?;
         let commit = txn.commit().map_err(|e| fail(e.to_string()))?;
         for w in &commit.warnings {
             ui.warn(format!("line {lineno}: {w}"));

@@ -1,4 +1,4 @@
-use super::ui::{canonical_json, change_line, read_input};
+use super::ui::{change_line, read_input};
 use super::write::report_commit;
 use super::{CliError, Env, OutputOpts, Ui, WriteOpts};
 use crate::PutOutcome;
@@ -30,11 +30,15 @@ pub struct IngestArgs {
 pub fn cmd_ingest(ui: &mut Ui, env: &Env, args: &IngestArgs) -> Result<(), CliError> {
     let opts = env.tx_options(&args.write, "ingest")?;
     let (name, bytes) = read_input(args.file.as_deref(), env)?;
-    let text = canonical_json(&name, &bytes)?;
-    drop(bytes);
     let mut repo = env.repo()?;
     let mut txn = repo.begin(opts)?;
-    let outcome = txn.put_text(&args.key, text)?;
+    let outcome = txn.put_json(&args.key, &bytes).map_err(|e| match e {
+        crate::Error::Json { source, .. } => {
+            CliError::user(format!("{name} is not valid JSON: {source}"))
+        }
+        e => e.into(),
+    })?;
+    drop(bytes);
     let commit = txn.commit()?;
     if outcome == PutOutcome::Unchanged {
         if !args.output.json {

@@ -368,13 +368,6 @@ pub fn read_input_with_limit(
     Ok((name, bytes))
 }
 
-/// The canonical text of JSON input (parsed strictly, without building a tree), naming the
-/// input in the error.
-pub fn canonical_json(what: &str, bytes: &[u8]) -> Result<String, CliError> {
-    crate::canon::canonical_text(bytes)
-        .map_err(|e| CliError::user(format!("{what} is not valid JSON: {e}")))
-}
-
 /// Parses JSON input strictly, naming the input in the error.
 pub fn parse_json(what: &str, bytes: &[u8]) -> Result<Value, CliError> {
     crate::canon::parse(bytes).map_err(|e| CliError::user(format!("{what} is not valid JSON: {e}")))

@@ -5,6 +5,7 @@
 //! message). Inputs: the conformance data (JCS vectors, every JSONTestSuite file), the
 //! project's `fixtures/` JSON files, hand-picked cases, and generated JSON texts.
 use crate::canon::{file_name, fixtures, shared_conformance, sorted_files};
+use crate::textdiff::rules_all;
 use hist::canon::{self, MAX_DEPTH, ParseError};
 use proptest::prelude::*;
 use std::path::Path;
@@ -13,15 +14,32 @@ fn oracle(bytes: &[u8]) -> Result<String, ParseError> {
     canon::parse(bytes).map(|v| canon::to_canonical_string(&v))
 }
 
-/// Asserts that `canonical_text` agrees with the oracle on `bytes`, and returns the result.
+/// The oracle of `diff::canonical_text` with every rule of the test pool: parse, order,
+/// print.
+fn ordered_oracle(bytes: &[u8]) -> Result<String, ParseError> {
+    canon::parse(bytes).map(|mut v| {
+        hist::diff::canonicalize(&mut v, &rules_all(), &mut Vec::new());
+        canon::to_canonical_string(&v)
+    })
+}
+
+/// `diff::canonical_text` with every rule of the test pool: arrays are ordered in the same
+/// pass, which must refuse exactly what the plain pass refuses, at the same place.
+fn ordered(bytes: &[u8]) -> Result<String, ParseError> {
+    hist::diff::canonical_text(bytes, &rules_all(), &mut Vec::new())
+}
+
+/// Asserts that `canonical_text`, plain and ordered by rules, agrees with its oracle on
+/// `bytes`, and returns the plain result.
 #[track_caller]
 fn agrees(bytes: &[u8]) -> Result<String, ParseError> {
     let got = canon::canonical_text(bytes);
+    let input = String::from_utf8_lossy(bytes);
+    assert_eq!(got, oracle(bytes), "input: {input:?}");
     assert_eq!(
-        got,
-        oracle(bytes),
-        "input: {:?}",
-        String::from_utf8_lossy(bytes)
+        ordered(bytes),
+        ordered_oracle(bytes),
+        "ordered, input: {input:?}"
     );
     got
 }
@@ -59,8 +77,7 @@ fn check_all(files: &[std::path::PathBuf]) -> (usize, usize) {
     let (mut ok, mut err) = (0, 0);
     for path in files {
         let bytes = std::fs::read(path).unwrap();
-        let got = canon::canonical_text(&bytes);
-        assert_eq!(got, oracle(&bytes), "{}", path.display());
+        let got = agrees(&bytes);
         match got {
             Ok(_) => ok += 1,
             Err(_) => err += 1,
@@ -454,6 +471,7 @@ proptest! {
     fn generated_texts_agree_with_the_oracle(text in arb_text()) {
         let got = canon::canonical_text(text.as_bytes());
         prop_assert_eq!(&got, &oracle(text.as_bytes()), "input: {:?}", text);
+        prop_assert_eq!(ordered(text.as_bytes()), ordered_oracle(text.as_bytes()), "ordered: {:?}", text);
         if let Ok(canonical) = got {
             // The canonical text is a fixed point.
             prop_assert_eq!(canon::canonical_text(canonical.as_bytes()), Ok(canonical.clone()));
@@ -474,6 +492,7 @@ proptest! {
             "input: {:?}",
             String::from_utf8_lossy(&bytes)
         );
+        prop_assert_eq!(ordered(&bytes), ordered_oracle(&bytes));
     }
 
     #[test]

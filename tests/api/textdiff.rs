@@ -1,14 +1,15 @@
-//! `textdiff` against its oracle, the `Value` functions of `diff`: on random documents and
-//! random rules, `canonicalize_text` gives the text and warnings of `canonicalize` and
-//! `diff_text` gives exactly the `Diff` of `diff` (old versions derived from new ones by
-//! random edits, fully random pairs, old versions canonicalized with other rules, raw
-//! unsorted texts). Malformed texts are refused, never a panic.
+//! The text functions against their oracle, the `Value` functions of `diff`: on random
+//! documents and random rules, `diff::canonical_text` (one streaming pass over any JSON
+//! text) gives the text and warnings of `canonicalize`, and `textdiff::diff_text` gives
+//! exactly the `Diff` of `diff` (old versions derived from new ones by random edits, fully
+//! random pairs, old versions canonicalized with other rules, raw unsorted texts).
+//! Malformed texts are refused, never a panic.
 
 use hist::canon;
-use hist::diff::{Diff, canonicalize, diff};
+use hist::diff::{Diff, canonical_text, canonicalize, diff};
 use hist::path::PathPattern;
 use hist::rules::{KeyRules, Rule, RuleKind};
-use hist::textdiff::{canonicalize_text, diff_text};
+use hist::textdiff::diff_text;
 use proptest::prelude::*;
 use serde_json::{Map, Value, json};
 
@@ -355,22 +356,32 @@ fn oracle_canonical(v: &Value, rules: &KeyRules) -> (Value, Vec<String>) {
     (v, warnings)
 }
 
+/// `canonical_text` of `raw`, written canonically and written pretty (members in another
+/// order, whitespace), gives the oracle's text, and the oracle's warnings (as a set: the
+/// oracle visits elements in input order, the text function in canonical order); ordering
+/// its own output again changes nothing.
 fn check_canonicalize(raw: &Value, rules: &KeyRules) {
-    let text = canon::to_canonical_string(raw);
-    let (expected, expected_warnings) = oracle_canonical(raw, rules);
+    let (expected, mut expected_warnings) = oracle_canonical(raw, rules);
     let expected = canon::to_canonical_string(&expected);
-    let input = text.clone();
-    let address = text.as_ptr();
-    let mut warnings = vec!["before".to_owned()];
-    let got = canonicalize_text(text, rules, &mut warnings).unwrap();
-    assert_eq!(got, expected, "canonicalize_text of {input}");
-    assert_eq!(warnings.first().map(String::as_str), Some("before"));
-    assert_eq!(&warnings[1..], expected_warnings, "warnings of {input}");
-    if got == input {
+    expected_warnings.sort();
+    for input in [
+        canon::to_canonical_string(raw),
+        serde_json::to_string_pretty(raw).unwrap(),
+    ] {
+        let mut warnings = vec!["before".to_owned()];
+        let got = canonical_text(input.as_bytes(), rules, &mut warnings).unwrap();
+        assert_eq!(got, expected, "canonical_text of {input}");
+        assert_eq!(warnings.first().map(String::as_str), Some("before"));
+        warnings.remove(0);
+        warnings.sort();
+        assert_eq!(warnings, expected_warnings, "warnings of {input}");
+        let mut again = Vec::new();
+        let twice = canonical_text(got.as_bytes(), rules, &mut again).unwrap();
+        assert_eq!(twice, got, "ordering twice changes nothing: {input}");
+        again.sort();
         assert_eq!(
-            got.as_ptr(),
-            address,
-            "unchanged text is returned without a copy"
+            again, expected_warnings,
+            "warnings the second time: {input}"
         );
     }
 }
@@ -397,7 +408,7 @@ fn check_malformed(text: &str, other: &str, rules: &KeyRules, g: &mut Gen<'_>) {
     for end in cuts.filter(|&e| text.is_char_boundary(e)) {
         let prefix = &text[..end];
         let got = diff_text(Some(prefix), Some(other), rules);
-        let canon_got = canonicalize_text(prefix.to_owned(), rules, &mut Vec::new());
+        let canon_got = canonical_text(prefix.as_bytes(), rules, &mut Vec::new());
         if must_fail || end == 0 {
             assert!(got.is_err(), "prefix {prefix:?} accepted");
             assert!(canon_got.is_err(), "prefix {prefix:?} accepted");
@@ -422,8 +433,12 @@ fn check_malformed(text: &str, other: &str, rules: &KeyRules, g: &mut Gen<'_>) {
             continue;
         };
         let got = diff_text(Some(mutated), Some(other), rules);
-        let canon_got = canonicalize_text(mutated.to_owned(), rules, &mut Vec::new());
-        assert_eq!(got.is_ok(), canon_got.is_ok(), "{mutated:?}");
+        let canon_got = canonical_text(mutated.as_bytes(), rules, &mut Vec::new());
+        assert_eq!(
+            canon_got.is_ok(),
+            canon::parse_str(mutated).is_ok(),
+            "{mutated:?}"
+        );
         let canonical = canon::parse_str(mutated)
             .map(|v| canon::to_canonical_string(&v) == mutated)
             .unwrap_or(false);
@@ -510,14 +525,14 @@ proptest! {
             .unwrap_or(false);
         prop_assert_eq!(got.is_ok(), canonical);
         prop_assert_eq!(
-            canonicalize_text(text.clone(), &rules, &mut Vec::new()).is_ok(),
-            canonical
+            canonical_text(text.as_bytes(), &rules, &mut Vec::new()).is_ok(),
+            canon::parse_str(&text).is_ok()
         );
     }
 }
 
 /// Every rule of the pool, in order.
-fn rules_all() -> KeyRules {
+pub(crate) fn rules_all() -> KeyRules {
     Gen::new(&[0xFF, 0xFF, 0xFF, 0]).rules()
 }
 
@@ -604,10 +619,6 @@ fn non_canonical_text_is_refused() {
     ] {
         assert!(diff_text(Some(text), None, &rules).is_err(), "{text:?}");
         assert!(diff_text(None, Some(text), &rules).is_err(), "{text:?}");
-        assert!(
-            canonicalize_text(text.to_owned(), &rules, &mut Vec::new()).is_err(),
-            "{text:?}"
-        );
     }
     for text in [
         "{\"\u{1f600}\":1,\"\u{e000}\":2}",
@@ -627,19 +638,20 @@ fn deep_nesting_is_refused_without_overflow() {
     assert!(diff_text(Some(&ok), Some("1"), &rules).is_ok());
     let too_deep = format!("{}{}", "[".repeat(128), "]".repeat(128));
     assert!(canon::parse_str(&too_deep).is_err());
-    assert!(canonicalize_text(too_deep.clone(), &KeyRules::none(), &mut Vec::new()).is_err());
+    assert!(canonical_text(too_deep.as_bytes(), &KeyRules::none(), &mut Vec::new()).is_err());
+    assert!(canonical_text(too_deep.as_bytes(), &rules, &mut Vec::new()).is_err());
     assert!(diff_text(Some(&too_deep), Some(&too_deep), &KeyRules::none()).is_err());
     assert!(diff_text(Some(&too_deep), Some("1"), &rules).is_err());
     let huge = "[".repeat(1_000_000);
     assert!(diff_text(Some(&huge), Some("1"), &rules).is_err());
     let objects = "{\"a\":".repeat(1_000_000);
-    assert!(canonicalize_text(objects, &rules, &mut Vec::new()).is_err());
+    assert!(canonical_text(objects.as_bytes(), &rules, &mut Vec::new()).is_err());
 }
 
-/// `Txn::put_text` records what `Txn::put` records for the same snapshot, and refuses text
-/// that is not canonical without writing anything.
+/// `Txn::put_json` records what `Txn::put` records for the same snapshot, and refuses text
+/// that is not JSON without writing anything.
 #[test]
-fn put_text_records_what_put_records_and_refuses_other_text() {
+fn put_json_records_what_put_records_and_refuses_invalid_json() {
     use hist::{Actor, PutOutcome, Repo, Timestamp, TxOptions};
     let snapshots = [
         serde_json::json!({"items": [{"id": 2, "p": 1}, {"id": 1, "p": 2.5}], "n": "x"}),
@@ -665,8 +677,8 @@ fn put_text_records_what_put_records_and_refuses_other_text() {
             let opts = TxOptions::new(actor.clone(), "ingest", Timestamp(2 + i as i64));
             let mut txn = repo.begin(opts).unwrap();
             let outcome = if by_text {
-                let text = hist::canon::canonical_text(doc.to_string().as_bytes()).unwrap();
-                txn.put_text("feed", text).unwrap()
+                let text = serde_json::to_string_pretty(doc).unwrap();
+                txn.put_json("feed", text.as_bytes()).unwrap()
             } else {
                 txn.put("feed", doc.clone()).unwrap()
             };
@@ -689,10 +701,17 @@ fn put_text_records_what_put_records_and_refuses_other_text() {
     let before = repo.current("feed").unwrap();
     let opts = TxOptions::new(actor.clone(), "ingest", Timestamp(10));
     let mut txn = repo.begin(opts).unwrap();
-    let err = txn.put_text("feed", "{ \"n\": 1 }".to_owned()).unwrap_err();
+    let err = txn
+        .put_json("feed", b"{\n \"n\": 1,\n \"n\": 2}")
+        .unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "the snapshot of feed is not valid JSON: line 3, column 4: duplicate member name \"n\""
+    );
+    let err = txn.put_json("feed", b"{\"n\": [1}").unwrap_err();
     assert!(
         err.to_string().starts_with(
-            "the snapshot of feed is not valid JSON: line 1, column 2: not canonical JSON"
+            "the snapshot of feed is not valid JSON: line 1, column 9: expected `,` or `]`"
         ),
         "{err}"
     );
