@@ -1,4 +1,4 @@
-use super::ui::{change_line, read_input};
+use super::ui::{change_brief, read_input};
 use super::write::report_commit;
 use super::{CliError, Env, OutputOpts, Ui, WriteOpts};
 use crate::PutOutcome;
@@ -62,7 +62,7 @@ pub fn cmd_ingest(ui: &mut Ui, env: &Env, args: &IngestArgs) -> Result<(), CliEr
         }
     }
     for (_, c) in commit.changes.iter().take(10) {
-        ui.line(change_line(c))?;
+        ui.line(change_brief(c))?;
     }
     ui.line(format!("… and {} more", commit.changes.len() - 10))?;
     let tx = commit.tx.as_ref().map_or(0, |t| t.id);

@@ -270,16 +270,44 @@ pub fn show_path(path: &crate::DocPath) -> String {
 
 /// A change as one line: `~ /path: old -> new`, `+ /path: new`, `- /path: old`.
 pub fn change_line(change: &Change) -> String {
+    change_line_with(change, one_line)
+}
+
+/// [`change_line`] with long values cut (their size shown instead of the rest), for the
+/// summary a write prints: the first snapshot of a large document is one change whose
+/// value is the whole document.
+pub fn change_brief(change: &Change) -> String {
+    change_line_with(change, brief)
+}
+
+/// Longest value [`change_brief`] shows whole, in bytes.
+const BRIEF_BYTES: usize = 100;
+
+fn brief(value: Option<&Value>) -> String {
+    let mut text = one_line(value);
+    if text.len() > BRIEF_BYTES {
+        let total = text.len();
+        let mut cut = BRIEF_BYTES;
+        while !text.is_char_boundary(cut) {
+            cut -= 1;
+        }
+        text.truncate(cut);
+        text.push_str(&format!("… ({total} bytes)"));
+    }
+    text
+}
+
+fn change_line_with(change: &Change, show: fn(Option<&Value>) -> String) -> String {
     let path = show_path(&change.path);
     match change.op {
-        crate::Op::Add => format!("+ {path}: {}", one_line(change.new.as_ref())),
-        crate::Op::Remove => format!("- {path}: {}", one_line(change.old.as_ref())),
+        crate::Op::Add => format!("+ {path}: {}", show(change.new.as_ref())),
+        crate::Op::Remove => format!("- {path}: {}", show(change.old.as_ref())),
         crate::Op::Replace => format!(
             "~ {path}: {} -> {}",
-            one_line(change.old.as_ref()),
-            one_line(change.new.as_ref())
+            show(change.old.as_ref()),
+            show(change.new.as_ref())
         ),
-        crate::Op::Move => format!("> {path}: moved from {}", one_line(change.old.as_ref())),
+        crate::Op::Move => format!("> {path}: moved from {}", show(change.old.as_ref())),
     }
 }
 

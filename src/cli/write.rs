@@ -1,6 +1,6 @@
 //! `set`, `rm` and `apply`: field writes.
 
-use super::ui::{change_json, change_line, parse_json, read_input};
+use super::ui::{change_brief, change_json, parse_json, read_input};
 use super::{CliError, Env, OutputOpts, Ui, WriteOpts};
 use crate::{Commit, DocPath};
 use clap::Args;
@@ -127,9 +127,9 @@ pub fn report_commit(ui: &mut Ui, commit: Commit, output: OutputOpts) -> Result<
         commit.changes.iter().map(|(k, _)| k.as_str()).collect();
     for (key, change) in &commit.changes {
         if keys.len() > 1 {
-            ui.line(format!("{key} {}", change_line(change)))?;
+            ui.line(format!("{key} {}", change_brief(change)))?;
         } else {
-            ui.line(change_line(change))?;
+            ui.line(change_brief(change))?;
         }
     }
     let n = commit.changes.len();
