@@ -1071,10 +1071,7 @@ pub(crate) fn string_end(b: &[u8], i: usize) -> Result<usize, usize> {
     let mut j = i + 1;
     loop {
         let rest = b.get(j..).unwrap_or_default();
-        let k = rest
-            .iter()
-            .position(|&c| c == b'"' || c == b'\\')
-            .ok_or(b.len())?;
+        let k = memchr::memchr2(b'"', b'\\', rest).ok_or(b.len())?;
         j += k;
         if b.get(j) == Some(&b'"') {
             return Ok(j + 1);

@@ -51,23 +51,27 @@ pub fn diff_text(
     new: Option<&str>,
     rules: &KeyRules,
 ) -> Result<Diff, MalformedText> {
-    diff_with(old, new, rules, false)
+    diff_with(old, new, rules, false, false)
 }
 
 /// [`diff_text`] where `new` is text this process wrote itself (canonical by
-/// construction, so it is indexed without being checked again); `old` is checked.
+/// construction, so it is indexed without being checked again), and so is `old` when
+/// `old_is_own` (the caller made sure it is what the store wrote); otherwise `old` is
+/// checked.
 pub(crate) fn diff_own_text(
     old: Option<&str>,
+    old_is_own: bool,
     new: &str,
     rules: &KeyRules,
 ) -> Result<Diff, MalformedText> {
-    diff_with(old, Some(new), rules, true)
+    diff_with(old, Some(new), rules, old_is_own, true)
 }
 
 fn diff_with(
     old: Option<&str>,
     new: Option<&str>,
     rules: &KeyRules,
+    old_is_own: bool,
     new_is_own: bool,
 ) -> Result<Diff, MalformedText> {
     fn in_text(which: &'static str) -> impl Fn(MalformedText) -> MalformedText {
@@ -76,11 +80,11 @@ fn diff_with(
             message: format!("{} (in the {which} text)", e.message),
         }
     }
-    let old_ends = old
-        .map(validate)
-        .transpose()
-        .map_err(in_text("old"))?
-        .unwrap_or_default();
+    let old_ends = match old {
+        Some(text) if old_is_own => index(text),
+        Some(text) => validate(text).map_err(in_text("old"))?,
+        None => Vec::new(),
+    };
     let new_ends = match new {
         Some(text) if new_is_own => index(text),
         Some(text) => validate(text).map_err(in_text("new"))?,

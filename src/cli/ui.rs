@@ -361,6 +361,9 @@ pub fn read_input_with_limit(
     limit: Option<u64>,
 ) -> Result<(String, Vec<u8>), CliError> {
     use std::io::Read;
+    // A file's size sizes the buffer: growing it by doubling would hold up to twice the
+    // document, and peak memory is one of the things an ingest is measured by.
+    let mut size = 0;
     let (name, reader): (String, Box<dyn Read>) = match file {
         None => ("standard input".to_owned(), Box::new(io::stdin())),
         Some(p) if p.as_os_str() == "-" => ("standard input".to_owned(), Box::new(io::stdin())),
@@ -372,10 +375,12 @@ pub fn read_input_with_limit(
             };
             let file = std::fs::File::open(&full)
                 .map_err(|e| CliError::user(format!("cannot read {}: {e}", p.display())))?;
+            size = file.metadata().map_or(0, |m| m.len());
             (p.display().to_string(), Box::new(file))
         }
     };
-    let mut bytes = Vec::new();
+    let capacity = size.min(limit.unwrap_or(u64::MAX)).saturating_add(1);
+    let mut bytes = Vec::with_capacity(usize::try_from(capacity).unwrap_or(0));
     let read = match limit {
         Some(limit) => reader.take(limit + 1).read_to_end(&mut bytes),
         None => {

@@ -159,10 +159,13 @@ pub struct Backup {
     pub keys: Option<PathBuf>,
 }
 
-/// Called when a repository is opened: `secure_delete` on, and the keys of forgotten
-/// subjects deleted before anything is read.
+/// Called when a repository is opened: the keys of forgotten subjects are deleted before
+/// anything is read.
+///
+/// `hist.db` needs no `secure_delete`: personal values are sealed before they reach it, so
+/// its free pages never hold plaintext (zeroing them doubled the pages a large snapshot
+/// writes). `keys.db` has it on (`keys.rs`).
 pub(crate) fn on_open(repo: &Repo, create: bool) -> Result<()> {
-    repo.conn.execute_batch("PRAGMA secure_delete = ON")?;
     if create {
         repo.keys.create()?;
     }

@@ -718,3 +718,73 @@ fn put_json_records_what_put_records_and_refuses_invalid_json() {
     drop(txn);
     assert_eq!(repo.current("feed").unwrap(), before);
 }
+
+/// A changed snapshot is written over the pages of the one it replaces: the database does
+/// not keep a document's worth of free pages after each large write.
+#[test]
+fn a_changed_snapshot_reuses_the_pages_of_the_old_one() {
+    use hist::{Actor, Repo, Timestamp, TxOptions};
+    let dir = tempfile::tempdir().unwrap();
+    Repo::init(dir.path()).unwrap();
+    let actor = Actor::parse("test:pages").unwrap();
+    let doc = |v: usize| {
+        // Large enough (9 MB) that an upsert of the row left the old pages free.
+        let items: Vec<Value> = (0..200_000)
+            .map(|i| json!({"id": i, "name": format!("item {i} of version {v}")}))
+            .collect();
+        serde_json::to_vec(&json!({ "items": items })).unwrap()
+    };
+    for v in 0..2 {
+        // A process per snapshot, as `hist ingest` runs.
+        let mut repo = Repo::open(dir.path()).unwrap();
+        let opts = TxOptions::new(actor.clone(), "ingest", Timestamp(1 + v as i64));
+        let mut txn = repo.begin(opts).unwrap();
+        txn.put_json("feed", &doc(v)).unwrap();
+        txn.commit().unwrap();
+    }
+    let db = rusqlite::Connection::open(dir.path().join(".hist/hist.db")).unwrap();
+    let free: i64 = db
+        .query_row("PRAGMA freelist_count", [], |r| r.get(0))
+        .unwrap();
+    let page: i64 = db.query_row("PRAGMA page_size", [], |r| r.get(0)).unwrap();
+    let doc_len = doc(1).len() as i64;
+    assert!(
+        free * page < doc_len / 4,
+        "{free} free pages of {page} bytes after writing a {doc_len}-byte document"
+    );
+}
+
+/// Stored text is trusted only when its hash is the one recorded with it: altered text is a
+/// corrupt store, reported, never a panic, whether or not the hash was altered to match.
+#[test]
+fn altered_stored_text_is_an_error_not_a_panic() {
+    use hist::{Actor, Repo, Timestamp, TxOptions};
+    let actor = Actor::parse("test:tamper").unwrap();
+    for rehash in [false, true] {
+        let dir = tempfile::tempdir().unwrap();
+        let mut repo = Repo::init(dir.path()).unwrap();
+        let mut txn = repo
+            .begin(TxOptions::new(actor.clone(), "ingest", Timestamp(1)))
+            .unwrap();
+        txn.put_json("k", br#"{"a":[1,2],"b":{"c":"d"}}"#).unwrap();
+        txn.commit().unwrap();
+        let bad = r#"{"a":[1,2},"b":{"c":"d"]]"#;
+        let db = rusqlite::Connection::open(dir.path().join(".hist/hist.db")).unwrap();
+        db.execute("UPDATE doc SET doc = ?1 WHERE key = 'k'", [bad])
+            .unwrap();
+        if rehash {
+            let hash = blake3::hash(bad.as_bytes()).as_bytes().to_vec();
+            db.execute("UPDATE doc SET hash = ?1 WHERE key = 'k'", [hash])
+                .unwrap();
+        }
+        drop(db);
+        let mut txn = repo
+            .begin(TxOptions::new(actor.clone(), "ingest", Timestamp(2)))
+            .unwrap();
+        let out = txn.put_json("k", br#"{"a":[1,3],"b":{"c":"e"}}"#);
+        if !rehash {
+            let err = out.unwrap_err().to_string();
+            assert!(err.contains("malformed canonical JSON"), "{err}");
+        }
+    }
+}

@@ -233,8 +233,14 @@ fn large_values_are_stored_once_as_objects() {
     // The summary a write prints cuts long values and says how long they are.
     let run = ingest(&env, "k", &json!({"big": big2, "v": 1}));
     let line = run.ok().lines().next().unwrap_or_default();
-    assert!(line.starts_with("~ /big: [\"entry number 0\",\"entry"), "{line}");
-    assert!(line.contains("… (408891 bytes) -> [\"entry number 0\""), "{line}");
+    assert!(
+        line.starts_with("~ /big: [\"entry number 0\",\"entry"),
+        "{line}"
+    );
+    assert!(
+        line.contains("… (408891 bytes) -> [\"entry number 0\""),
+        "{line}"
+    );
     assert!(line.ends_with("… (408902 bytes)"), "{line}");
     assert!(line.len() < 300, "{line}");
     ingest(&env, "k", &json!({"big": big, "v": 1})).ok();
