@@ -1205,6 +1205,29 @@ pub(crate) fn write_string(s: &str, out: &mut Vec<u8>) {
     out.push(b'"');
 }
 
+/// The canonical text of an object whose members' values are already canonical text:
+/// members ordered by [`compare_keys`], each value spliced in as it is.
+pub fn object_text(mut members: Vec<(&str, &str)>) -> String {
+    members.sort_by(|a, b| compare_keys(a.0, b.0));
+    let len = members
+        .iter()
+        .map(|(k, v)| k.len() + v.len() + 4)
+        .sum::<usize>();
+    let mut out = Vec::with_capacity(len + 2);
+    out.push(b'{');
+    for (i, (name, value)) in members.iter().enumerate() {
+        if i > 0 {
+            out.push(b',');
+        }
+        write_string(name, &mut out);
+        out.push(b':');
+        out.extend_from_slice(value.as_bytes());
+    }
+    out.push(b'}');
+    // Names were escaped from `&str`s and values are `&str`s: the bytes are UTF-8.
+    String::from_utf8(out).unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned())
+}
+
 /// Orders member names by UTF-16 code units, as RFC 8785 does (not by bytes or code
 /// points: `"\u{e000}"` sorts after `"\u{1f600}"`). Allocation-free.
 pub fn compare_keys(a: &str, b: &str) -> Ordering {

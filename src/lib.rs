@@ -37,7 +37,7 @@ pub use error::{Error, Result};
 pub use export::ExportFilter;
 pub use fsck::FsckReport;
 pub use gc::{Compaction, GcOutcome, GcPlan};
-pub use model::{Actor, Change, LoggedChange, Op, TxInfo};
+pub use model::{Actor, Change, ChangeText, LoggedChange, Op, TxInfo};
 pub use path::DocPath;
 pub use read::{AsOf, Direction, HistoryEntry, LogEntry, LogFilter, Moved};
 pub use rename::Rename;

@@ -181,6 +181,45 @@ impl Change {
     }
 }
 
+/// A [`Change`] with its values as canonical JSON text ([`crate::canon`]), as a write records
+/// it: what [`Commit`](crate::Commit) returns, so that a large snapshot's changes are never
+/// parsed into trees unless a caller asks ([`ChangeText::to_change`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ChangeText {
+    /// Where in the document.
+    pub path: DocPath,
+    /// What happened.
+    pub op: Op,
+    /// The value before, canonical JSON (absent for `add`).
+    pub old: Option<String>,
+    /// The value after, canonical JSON (absent for `remove`).
+    pub new: Option<String>,
+}
+
+impl ChangeText {
+    /// The change with its values in canonical text.
+    pub fn of(change: &Change) -> Self {
+        let text = |v: &Option<Value>| v.as_ref().map(crate::canon::to_canonical_string);
+        Self {
+            path: change.path.clone(),
+            op: change.op,
+            old: text(&change.old),
+            new: text(&change.new),
+        }
+    }
+
+    /// The change with its values parsed.
+    pub fn to_change(&self) -> Result<Change, serde_json::Error> {
+        let value = |t: &Option<String>| t.as_deref().map(serde_json::from_str).transpose();
+        Ok(Change {
+            path: self.path.clone(),
+            op: self.op,
+            old: value(&self.old)?,
+            new: value(&self.new)?,
+        })
+    }
+}
+
 /// A transaction as recorded in the log.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct TxInfo {

@@ -7,7 +7,7 @@
 use crate::canon::{self, ObjectId};
 use crate::diff::{self, Diff, canonicalize};
 use crate::error::{Error, Result};
-use crate::model::{Actor, Change, Op, TxInfo, check_key};
+use crate::model::{Actor, Change, ChangeText, Op, TxInfo, check_key};
 use crate::path::DocPath;
 use crate::rename::Rename;
 use crate::rules::{KeyRules, Rule, RuleKind};
@@ -451,21 +451,28 @@ pub(crate) fn load_value(
 }
 
 /// A stored value: inline canonical text, or an object id for large values.
-pub(crate) struct Encoded {
-    pub(crate) text: Option<String>,
+pub(crate) struct Encoded<'t> {
+    pub(crate) text: Option<std::borrow::Cow<'t, str>>,
     pub(crate) obj: Option<String>,
     pub(crate) len: usize,
 }
 
-pub(crate) fn encode_value(objects: &Objects, value: Option<&Value>) -> Result<Encoded> {
-    let Some(value) = value else {
+pub(crate) fn encode_value(objects: &Objects, value: Option<&Value>) -> Result<Encoded<'static>> {
+    encode_text(objects, value.map(|v| canon::to_canonical_string(v).into()))
+}
+
+/// [`encode_value`] for a value already in canonical text.
+pub(crate) fn encode_text<'t>(
+    objects: &Objects,
+    text: Option<std::borrow::Cow<'t, str>>,
+) -> Result<Encoded<'t>> {
+    let Some(text) = text else {
         return Ok(Encoded {
             text: None,
             obj: None,
             len: 0,
         });
     };
-    let text = canon::to_canonical_string(value);
     let len = text.len();
     if len > store::LARGE_VALUE {
         let id = objects
@@ -499,8 +506,8 @@ fn nesting(value: &Value) -> usize {
 pub enum PutOutcome {
     /// Equal to the last snapshot: only a check is recorded.
     Unchanged,
-    /// These changes were recorded.
-    Changed(Vec<Change>),
+    /// This many changes were recorded ([`Commit::changes`] lists them).
+    Changed(usize),
 }
 
 /// The result of a commit.
@@ -508,8 +515,8 @@ pub enum PutOutcome {
 pub struct Commit {
     /// The transaction, or `None` when nothing changed (nothing was recorded).
     pub tx: Option<TxInfo>,
-    /// Every change, with its key, in order.
-    pub changes: Vec<(String, Change)>,
+    /// Every change, with its key, in order; personal values unsealed.
+    pub changes: Vec<(String, ChangeText)>,
     /// How many "unchanged" checks were recorded.
     pub checks: usize,
     /// Warnings from diffing (arrays treated as opaque).
@@ -554,7 +561,8 @@ struct Pending {
     ckpt_seq: i64,
     ckpt_count: i64,
     ckpt_bytes: i64,
-    changes: Vec<Change>,
+    /// Sealed, as they will be stored.
+    changes: Vec<ChangeText>,
 }
 
 /// A write in progress. Dropping it without [`Txn::commit`] writes nothing.
@@ -628,7 +636,7 @@ impl Txn<'_> {
         let p = self.pending(key)?;
         p.hash = next.as_ref().map(|v| canon::hash(v).0.to_vec());
         p.doc = DocState::Value(next);
-        p.changes.extend(changes);
+        p.changes.extend(changes.iter().map(ChangeText::of));
         Ok(())
     }
 
@@ -755,24 +763,24 @@ impl Txn<'_> {
 
     /// Adds the changes of `d` to `key`'s pending changes and its warnings (with those of
     /// canonicalization) to the transaction's; returns the changes, personal values unsealed.
-    fn record_diff(
-        &mut self,
-        key: &str,
-        d: Diff,
-        mut warnings: Vec<String>,
-    ) -> Result<Vec<Change>> {
-        warnings.extend(d.warnings);
-        warnings.sort();
-        warnings.dedup();
-        self.warnings
-            .extend(warnings.into_iter().map(|w| format!("{key}: {w}")));
+    fn record_diff(&mut self, key: &str, d: Diff, warnings: Vec<String>) -> Result<Vec<Change>> {
+        self.add_warnings(key, warnings, d.warnings);
         let p = self.pending(key)?;
-        p.changes.extend(d.changes.iter().cloned());
+        p.changes.extend(d.changes.iter().map(ChangeText::of));
         let mut changes = d.changes;
         for c in &mut changes {
             crate::shred::unseal_change_in(c, self.keys, &self.fresh, &self.sql)?;
         }
         Ok(changes)
+    }
+
+    /// Adds the warnings of canonicalizing and diffing `key`'s document, each once.
+    fn add_warnings(&mut self, key: &str, mut warnings: Vec<String>, diffing: Vec<String>) {
+        warnings.extend(diffing);
+        warnings.sort();
+        warnings.dedup();
+        self.warnings
+            .extend(warnings.into_iter().map(|w| format!("{key}: {w}")));
     }
 
     /// Writes `value` at `path` (the root: the whole document), creating missing parents.
@@ -866,20 +874,28 @@ impl Txn<'_> {
             return Ok(PutOutcome::Unchanged);
         }
         let p = self.pending(key)?;
-        let d = match &mut p.doc {
+        let (changes, diffing) = match &mut p.doc {
             DocState::Text(old) => {
                 // Stored text with the hash recorded beside it is what this store wrote:
                 // canonical, so hashing it again is all the checking it needs.
                 let own = old.as_deref().is_some_and(|t| {
                     p.hash.as_deref() == Some(ObjectId::of(t.as_bytes()).0.as_slice())
                 });
-                textdiff::diff_own_text(old.as_deref(), own, &text, rules).map_err(corrupt)?
+                let d =
+                    textdiff::diff_own_text(old.as_deref(), own, &text, rules).map_err(corrupt)?;
+                (d.changes, d.warnings)
             }
-            DocState::Value(old) => diff::diff(old.as_ref(), Some(&parse_stored(&text)?), rules),
+            DocState::Value(old) => {
+                let d = diff::diff(old.as_ref(), Some(&parse_stored(&text)?), rules);
+                (d.changes.iter().map(ChangeText::of).collect(), d.warnings)
+            }
         };
         p.hash = Some(hash.0.to_vec());
         p.doc = DocState::Text(Some(text));
-        self.record_diff(key, d, warnings).map(PutOutcome::Changed)
+        let n = changes.len();
+        p.changes.extend(changes);
+        self.add_warnings(key, warnings, diffing);
+        Ok(PutOutcome::Changed(n))
     }
 
     /// Declares a rule (recorded with this transaction).
@@ -974,8 +990,8 @@ impl Txn<'_> {
                 let mut bytes = 0i64;
                 for change in &p.changes {
                     seq += 1;
-                    let old = encode_value(objects, change.old.as_ref())?;
-                    let new = encode_value(objects, change.new.as_ref())?;
+                    let old = encode_text(objects, change.old.as_deref().map(Into::into))?;
+                    let new = encode_text(objects, change.new.as_deref().map(Into::into))?;
                     bytes += i64::try_from(old.len + new.len).unwrap_or(i64::MAX);
                     insert.execute(params![
                         info.id,
@@ -1048,7 +1064,7 @@ impl Txn<'_> {
                 )?;
             }
             for (_, change) in &mut all {
-                crate::shred::unseal_change_in(change, keys, &fresh, &sql)?;
+                crate::shred::unseal_change_text(change, keys, &fresh, &sql)?;
             }
             crate::rename::insert_renames(&sql, info.id, &added_renames)?;
             crate::gc::insert_compactions(&sql, info.id, &compactions)?;

@@ -5,9 +5,9 @@
 //! Canonical text ([`crate::canon`]) is unique per value, so two values are equal exactly
 //! when their canonical texts are byte-equal. The functions here walk the texts with a small
 //! scanner (end of a value, members of an object, elements of an array), compare slices
-//! byte for byte, and parse a slice into a [`Value`] only where a change or a path needs it:
-//! a change's old or new value, the key values of a keyed element on a path, a set element
-//! on a path.
+//! byte for byte, and parse a slice into a [`Value`] only where a path needs it (the key
+//! values of a keyed element, a set element). A change's old and new values are the slices
+//! themselves ([`ChangeText`]): the store keeps canonical text, so they are never parsed.
 //!
 //! They give exactly what the [`Value`] functions give on the parsed texts: the same changes
 //! in the same order, the same warnings in the same order. In particular object members are
@@ -26,7 +26,7 @@
 
 use crate::canon;
 use crate::diff::{Diff, not_unique_warning};
-use crate::model::{Change, Op};
+use crate::model::{ChangeText, Op};
 use crate::path::{DocPath, PatternSegment, Segment};
 use crate::rules::{ArrayMode, KeyRules};
 use serde_json::Value;
@@ -51,7 +51,28 @@ pub fn diff_text(
     new: Option<&str>,
     rules: &KeyRules,
 ) -> Result<Diff, MalformedText> {
-    diff_with(old, new, rules, false, false)
+    let d = diff_with(old, new, rules, false, false)?;
+    let changes = d
+        .changes
+        .iter()
+        .map(ChangeText::to_change)
+        .collect::<Result<_, _>>()
+        .map_err(|e| MalformedText {
+            offset: 0,
+            message: e.to_string(),
+        })?;
+    Ok(Diff {
+        changes,
+        warnings: d.warnings,
+    })
+}
+
+/// A [`Diff`] whose changes carry their values as the slices of text they were found in.
+pub(crate) struct DiffText {
+    /// The changes, in the order [`diff::diff`](crate::diff::diff) gives them.
+    pub changes: Vec<ChangeText>,
+    /// As [`Diff::warnings`].
+    pub warnings: Vec<String>,
 }
 
 /// [`diff_text`] where `new` is text this process wrote itself (canonical by
@@ -63,7 +84,7 @@ pub(crate) fn diff_own_text(
     old_is_own: bool,
     new: &str,
     rules: &KeyRules,
-) -> Result<Diff, MalformedText> {
+) -> Result<DiffText, MalformedText> {
     diff_with(old, Some(new), rules, old_is_own, true)
 }
 
@@ -73,7 +94,7 @@ fn diff_with(
     rules: &KeyRules,
     old_is_own: bool,
     new_is_own: bool,
-) -> Result<Diff, MalformedText> {
+) -> Result<DiffText, MalformedText> {
     fn in_text(which: &'static str) -> impl Fn(MalformedText) -> MalformedText {
         move |e| MalformedText {
             offset: e.offset,
@@ -97,17 +118,15 @@ fn diff_with(
             walk.diff_at(Val::whole(o, &old_ends), Val::whole(n, &new_ends))?;
         }
         (o, n) => {
-            let o = o.map(|t| Val::whole(t, &[]).parse()).transpose()?;
-            let n = n.map(|t| Val::whole(t, &[]).parse()).transpose()?;
-            walk.changes.push(Change {
+            walk.changes.push(ChangeText {
                 path: DocPath::root(),
-                op: Op::between(o.as_ref(), n.as_ref()).unwrap_or(Op::Replace),
-                old: o,
-                new: n,
+                op: if o.is_some() { Op::Remove } else { Op::Add },
+                old: o.map(str::to_owned),
+                new: n.map(str::to_owned),
             });
         }
     }
-    Ok(Diff {
+    Ok(DiffText {
         changes: walk.changes,
         warnings: walk.warnings,
     })
@@ -133,7 +152,7 @@ struct Walk<'a, 'r> {
     rules: &'r KeyRules,
     shape: Vec<PatternSegment>,
     path: Vec<Step<'a, 'r>>,
-    changes: Vec<Change>,
+    changes: Vec<ChangeText>,
     warnings: Vec<String>,
 }
 
@@ -228,10 +247,10 @@ impl<'a, 'r> Walk<'a, 'r> {
             match counterpart {
                 Some(n) => self.diff_at(member.value, n.value)?,
                 None => {
-                    let change = Change {
+                    let change = ChangeText {
                         path: self.doc_path()?,
                         op: Op::Remove,
-                        old: Some(member.value.parse()?),
+                        old: Some(member.value.text.to_owned()),
                         new: None,
                     };
                     self.changes.push(change);
@@ -242,11 +261,11 @@ impl<'a, 'r> Walk<'a, 'r> {
         }
         added.extend(news.map(|(_, n, m)| (n, m)));
         for (name, member) in added {
-            let change = Change {
+            let change = ChangeText {
                 path: self.doc_path()?.child(Segment::Field(name.into_owned())),
                 op: Op::Add,
                 old: None,
-                new: Some(member.value.parse()?),
+                new: Some(member.value.text.to_owned()),
             };
             self.changes.push(change);
         }
@@ -256,11 +275,11 @@ impl<'a, 'r> Walk<'a, 'r> {
     /// Mirrors `diff::replace`.
     fn replace(&mut self, old: Val<'a>, new: Val<'a>) -> Result<(), MalformedText> {
         if old.text != new.text {
-            let change = Change {
+            let change = ChangeText {
                 path: self.doc_path()?,
                 op: Op::Replace,
-                old: Some(old.parse()?),
-                new: Some(new.parse()?),
+                old: Some(old.text.to_owned()),
+                new: Some(new.text.to_owned()),
             };
             self.changes.push(change);
         }
@@ -298,21 +317,21 @@ impl<'a, 'r> Walk<'a, 'r> {
             };
             match (order, olds.peek().copied(), news.peek().copied()) {
                 (Ordering::Less, Some((item, _)), _) => {
-                    let change = Change {
+                    let change = ChangeText {
                         path: self.doc_path()?.child(element_segment(*item, mode)?),
                         op: Op::Remove,
-                        old: Some(item.parse()?),
+                        old: Some(item.text.to_owned()),
                         new: None,
                     };
                     self.changes.push(change);
                     olds.next();
                 }
                 (Ordering::Greater, _, Some((item, _))) => {
-                    let change = Change {
+                    let change = ChangeText {
                         path: self.doc_path()?.child(element_segment(*item, mode)?),
                         op: Op::Add,
                         old: None,
-                        new: Some(item.parse()?),
+                        new: Some(item.text.to_owned()),
                     };
                     self.changes.push(change);
                     news.next();

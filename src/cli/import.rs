@@ -133,9 +133,9 @@ fn import_lines(
         }
         match outcome {
             PutOutcome::Unchanged => tally.unchanged += 1,
-            PutOutcome::Changed(c) => {
+            PutOutcome::Changed(n) => {
                 tally.changed += 1;
-                tally.changes += c.len();
+                tally.changes += n;
             }
         }
     }

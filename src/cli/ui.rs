@@ -6,7 +6,7 @@
 //! `--color never` ([`Ui::paint`]).
 
 use super::CliError;
-use crate::model::Change;
+use crate::model::{Change, ChangeText};
 use crate::time::Timestamp;
 use anstyle::{AnsiColor, Style};
 use serde_json::Value;
@@ -270,44 +270,52 @@ pub fn show_path(path: &crate::DocPath) -> String {
 
 /// A change as one line: `~ /path: old -> new`, `+ /path: new`, `- /path: old`.
 pub fn change_line(change: &Change) -> String {
-    change_line_with(change, one_line)
+    let text = |v: &Option<Value>| v.as_ref().map(crate::canon::to_canonical_string);
+    let (old, new) = (text(&change.old), text(&change.new));
+    line_of(
+        &change.path,
+        change.op,
+        old.as_deref(),
+        new.as_deref(),
+        usize::MAX,
+    )
 }
 
-/// [`change_line`] with long values cut (their size shown instead of the rest), for the
-/// summary a write prints: the first snapshot of a large document is one change whose
-/// value is the whole document.
-pub fn change_brief(change: &Change) -> String {
-    change_line_with(change, brief)
+/// A change a write recorded, as [`change_line`] shows it but with long values cut (their
+/// size shown instead of the rest): the first snapshot of a large document is one change
+/// whose value is the whole document.
+pub fn change_brief(change: &ChangeText) -> String {
+    let (old, new) = (change.old.as_deref(), change.new.as_deref());
+    line_of(&change.path, change.op, old, new, BRIEF_BYTES)
 }
 
 /// Longest value [`change_brief`] shows whole, in bytes.
 const BRIEF_BYTES: usize = 100;
 
-fn brief(value: Option<&Value>) -> String {
-    let mut text = one_line(value);
-    if text.len() > BRIEF_BYTES {
-        let total = text.len();
-        let mut cut = BRIEF_BYTES;
+fn line_of(
+    path: &crate::DocPath,
+    op: crate::Op,
+    old: Option<&str>,
+    new: Option<&str>,
+    max: usize,
+) -> String {
+    let show = |text: Option<&str>| {
+        let text = text.unwrap_or("(absent)");
+        if text.len() <= max {
+            return text.to_owned();
+        }
+        let mut cut = max;
         while !text.is_char_boundary(cut) {
             cut -= 1;
         }
-        text.truncate(cut);
-        text.push_str(&format!("… ({total} bytes)"));
-    }
-    text
-}
-
-fn change_line_with(change: &Change, show: fn(Option<&Value>) -> String) -> String {
-    let path = show_path(&change.path);
-    match change.op {
-        crate::Op::Add => format!("+ {path}: {}", show(change.new.as_ref())),
-        crate::Op::Remove => format!("- {path}: {}", show(change.old.as_ref())),
-        crate::Op::Replace => format!(
-            "~ {path}: {} -> {}",
-            show(change.old.as_ref()),
-            show(change.new.as_ref())
-        ),
-        crate::Op::Move => format!("> {path}: moved from {}", show(change.old.as_ref())),
+        format!("{}… ({} bytes)", &text[..cut], text.len())
+    };
+    let path = show_path(path);
+    match op {
+        crate::Op::Add => format!("+ {path}: {}", show(new)),
+        crate::Op::Remove => format!("- {path}: {}", show(old)),
+        crate::Op::Replace => format!("~ {path}: {} -> {}", show(old), show(new)),
+        crate::Op::Move => format!("> {path}: moved from {}", show(old)),
     }
 }
 
@@ -321,17 +329,10 @@ pub fn show_time(at: Timestamp) -> String {
 
 /// The NDJSON record of a change: `at, actor, tx, reason, key, path, op, old, new`.
 pub fn change_json(tx: &crate::TxInfo, key: &str, change: &Change) -> Value {
-    let mut obj = serde_json::Map::new();
-    obj.insert("at".into(), Value::String(tx.at.to_string()));
-    obj.insert("actor".into(), Value::String(tx.actor.clone()));
-    obj.insert("tx".into(), Value::from(tx.id));
-    obj.insert(
-        "reason".into(),
-        tx.reason.clone().map_or(Value::Null, Value::String),
-    );
-    obj.insert("key".into(), Value::String(key.to_owned()));
-    obj.insert("path".into(), Value::String(change.path.to_string()));
-    obj.insert("op".into(), Value::String(change.op.to_string()));
+    let mut obj: serde_json::Map<String, Value> = record_fields(tx, key, &change.path, change.op)
+        .into_iter()
+        .map(|(name, v)| (name.to_owned(), v))
+        .collect();
     if let Some(old) = &change.old {
         obj.insert("old".into(), old.clone());
     }
@@ -339,6 +340,40 @@ pub fn change_json(tx: &crate::TxInfo, key: &str, change: &Change) -> Value {
         obj.insert("new".into(), new.clone());
     }
     Value::Object(obj)
+}
+
+/// [`change_json`] of a change a write recorded, as canonical text: its values are spliced
+/// in as the text they are, never parsed.
+pub fn change_text_json(tx: &crate::TxInfo, key: &str, change: &ChangeText) -> String {
+    let fields: Vec<(&str, String)> = record_fields(tx, key, &change.path, change.op)
+        .into_iter()
+        .map(|(name, v)| (name, crate::canon::to_canonical_string(&v)))
+        .collect();
+    let mut members: Vec<(&str, &str)> = fields.iter().map(|(n, t)| (*n, t.as_str())).collect();
+    members.extend(change.old.as_deref().map(|t| ("old", t)));
+    members.extend(change.new.as_deref().map(|t| ("new", t)));
+    crate::canon::object_text(members)
+}
+
+/// The fields of a change record other than its values.
+fn record_fields(
+    tx: &crate::TxInfo,
+    key: &str,
+    path: &crate::DocPath,
+    op: crate::Op,
+) -> [(&'static str, Value); 7] {
+    [
+        ("at", Value::String(tx.at.to_string())),
+        ("actor", Value::String(tx.actor.clone())),
+        ("tx", Value::from(tx.id)),
+        (
+            "reason",
+            tx.reason.clone().map_or(Value::Null, Value::String),
+        ),
+        ("key", Value::String(key.to_owned())),
+        ("path", Value::String(path.to_string())),
+        ("op", Value::String(op.to_string())),
+    ]
 }
 
 /// The largest JSON document a command reads (256 MiB): a larger input is refused before it

@@ -1,6 +1,6 @@
 //! `set`, `rm` and `apply`: field writes.
 
-use super::ui::{change_brief, change_json, parse_json, read_input};
+use super::ui::{change_brief, change_text_json, parse_json, read_input};
 use super::{CliError, Env, OutputOpts, Ui, WriteOpts};
 use crate::{Commit, DocPath};
 use clap::Args;
@@ -119,7 +119,7 @@ pub fn report_commit(ui: &mut Ui, commit: Commit, output: OutputOpts) -> Result<
     };
     if output.json {
         for (key, change) in &commit.changes {
-            ui.json(&change_json(tx, key, change))?;
+            ui.line(change_text_json(tx, key, change))?;
         }
         return Ok(());
     }

@@ -441,6 +441,24 @@ pub(crate) fn unseal_change_in(
     Ok(())
 }
 
+/// [`unseal_change_in`] for a change whose values are canonical text: only a value that
+/// holds a sealed value is parsed (and written back unsealed).
+pub(crate) fn unseal_change_text(
+    change: &mut crate::model::ChangeText,
+    keys: &Keys,
+    fresh: &FreshKeys,
+    hist: &Connection,
+) -> Result<()> {
+    for text in [&mut change.old, &mut change.new].into_iter().flatten() {
+        if text.contains(SEALED) && keys.personal_seen(hist)? {
+            let mut value = crate::repo::parse_stored(text)?;
+            unseal_in(&mut value, keys, fresh, hist)?;
+            *text = crate::canon::to_canonical_string(&value);
+        }
+    }
+    Ok(())
+}
+
 /// Refuses a personal rule over paths that already hold plaintext in the log.
 pub(crate) fn check_no_plaintext(
     conn: &Connection,

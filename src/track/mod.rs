@@ -491,7 +491,7 @@ impl Repo {
             let changes = match doc {
                 Some(doc) => match txn.put(&p.key, doc)? {
                     PutOutcome::Unchanged => 0,
-                    PutOutcome::Changed(c) => c.len(),
+                    PutOutcome::Changed(n) => n,
                 },
                 None if txn.current(&p.key)?.is_some() => {
                     txn.remove(&p.key, &DocPath::root())?.len()

@@ -514,14 +514,16 @@ fn retention_rules_round_trip() {
     txn.put("feed/x", json!({"items": [1, 2]})).unwrap();
     txn.commit().unwrap();
     let mut txn = repo.begin(opts("write", START + 2 * DAY)).unwrap();
-    let changes = txn.put("feed/x", json!({"items": [2, 1, 3]})).unwrap();
+    let outcome = txn.put("feed/x", json!({"items": [2, 1, 3]})).unwrap();
+    assert_eq!(outcome, hist::PutOutcome::Changed(1));
+    let commit = txn.commit().unwrap();
     assert_eq!(
-        changes,
-        hist::PutOutcome::Changed(vec![hist::Change {
+        commit.changes[0].1.to_change().unwrap(),
+        hist::Change {
             path: DocPath::parse("/items").unwrap(),
             op: hist::Op::Replace,
             old: Some(json!([1, 2])),
             new: Some(json!([2, 1, 3])),
-        }])
+        }
     );
 }

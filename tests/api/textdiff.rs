@@ -682,10 +682,13 @@ fn put_json_records_what_put_records_and_refuses_invalid_json() {
             } else {
                 txn.put("feed", doc.clone()).unwrap()
             };
-            txn.commit().unwrap();
+            let commit = txn.commit().unwrap();
             outcomes.push(match outcome {
                 PutOutcome::Unchanged => None,
-                PutOutcome::Changed(changes) => Some(changes),
+                PutOutcome::Changed(n) => {
+                    assert_eq!(commit.changes.len(), n);
+                    Some(commit.changes)
+                }
             });
         }
         let current = repo.current("feed").unwrap();

@@ -406,3 +406,35 @@ fn rules_are_listed_logged_and_removable() {
     assert_eq!(env.db_dump(), before);
     env.run(&["fsck"]).ok();
 }
+
+#[test]
+fn json_output_of_a_write_is_the_exported_record() {
+    let env = TestEnv::init();
+    let first = env.run_stdin(
+        &[&["ingest", "k", "-", "--json", "-m", "first"][..], &W].concat(),
+        "{\"b\":[1,2.50],\"a\":{\"\u{e9}\":\"x\\u0001\"}}".as_bytes(),
+    );
+    assert_eq!(
+        first.ok().split_once(",\"key\"").map(|(_, rest)| rest),
+        Some(
+            ":\"k\",\"new\":{\"a\":{\"\u{e9}\":\"x\\u0001\"},\"b\":[1,2.5]},\"op\":\"add\",\"path\":\"\",\"reason\":\"first\",\"tx\":1}\n"
+        )
+    );
+    let second = env.run(&[&["set", "k", "/b", "[3]", "--json"][..], &W].concat());
+    let written: Vec<String> = [first.ok(), second.ok()]
+        .concat()
+        .lines()
+        .map(str::to_owned)
+        .collect();
+    let exported: Vec<String> = env
+        .run(&["export"])
+        .ok()
+        .lines()
+        .map(|line| {
+            let mut record: Value = serde_json::from_str(line).unwrap();
+            record.as_object_mut().unwrap().remove("kind");
+            hist::canon::to_canonical_string(&record)
+        })
+        .collect();
+    assert_eq!(written, exported);
+}
