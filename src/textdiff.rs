@@ -471,8 +471,8 @@ fn all_unique(texts: &[Cow<'_, str>]) -> bool {
 // Scanning checked canonical text
 // ---------------------------------------------------------------------------------------
 
-/// A value's text inside a document, its byte offset there, and the ends of the
-/// document's containers ([`validate`]).
+/// A value's text inside a document, its byte offset there, and the ends of the containers
+/// that start inside it ([`validate`]; its own first, when it is a non-empty container).
 #[derive(Clone, Copy, Debug)]
 struct Val<'a> {
     at: usize,
@@ -508,22 +508,34 @@ impl<'a> Val<'a> {
         Self { at: 0, text, ends }
     }
 
-    /// The end of the value starting at `local`: looked up for a container (the
-    /// validation pass recorded it), scanned for anything else.
-    fn value_end(&self, local: usize) -> Result<usize, (usize, &'static str)> {
+    /// Where the entries of the containers inside this one begin in `ends` (after its own).
+    fn inner_entries(&self) -> usize {
+        usize::from(self.ends.first().is_some_and(|e| e.0 as usize == self.at))
+    }
+
+    /// The value that starts at `local`, a child of this container, whose entries in `ends`
+    /// begin at `*k` or later; moves `*k` past them. A container's end is looked up (the
+    /// validation pass recorded it), anything else is scanned. Children are asked for in
+    /// order, so the entries are walked once, never searched.
+    fn child(&self, local: usize, k: &mut usize) -> Result<Val<'a>, MalformedText> {
         let b = self.text.as_bytes();
-        if matches!(b.get(local), Some(b'{' | b'[')) {
-            let recorded = u32::try_from(self.at + local)
-                .ok()
-                .and_then(|start| self.ends.binary_search_by_key(&start, |e| e.0).ok())
-                .and_then(|k| self.ends.get(k))
-                .and_then(|e| usize::try_from(e.1).ok()?.checked_sub(self.at))
-                .filter(|&end| end > local && end <= b.len());
-            if let Some(end) = recorded {
-                return Ok(end);
-            }
+        let start = self.at + local;
+        while self.ends.get(*k).is_some_and(|e| (e.0 as usize) < start) {
+            *k += 1;
         }
-        value_end(b, local)
+        let recorded = match (b.get(local), self.ends.get(*k)) {
+            (Some(b'{' | b'['), Some(&(s, e))) if s as usize == start => (e as usize)
+                .checked_sub(self.at)
+                .filter(|&end| end > local && end <= b.len()),
+            _ => None,
+        };
+        let Some(end) = recorded else {
+            let end = value_end(b, local).map_err(|(at, m)| self.error(at, m))?;
+            return self.sub(local, end, &[]);
+        };
+        let first = *k;
+        *k = skip_inside(self.ends, first + 1, self.at + end);
+        self.sub(local, end, self.ends.get(first..*k).unwrap_or_default())
     }
 
     fn first(&self) -> u8 {
@@ -537,13 +549,19 @@ impl<'a> Val<'a> {
         }
     }
 
-    /// The part `from..to` of this value, as a value.
-    fn sub(&self, from: usize, to: usize) -> Result<Val<'a>, MalformedText> {
+    /// The part `from..to` of this value, as a value whose containers have the entries
+    /// `ends`.
+    fn sub(
+        &self,
+        from: usize,
+        to: usize,
+        ends: &'a [(u32, u32)],
+    ) -> Result<Val<'a>, MalformedText> {
         match self.text.get(from..to) {
             Some(text) => Ok(Val {
                 at: self.at + from,
                 text,
-                ends: self.ends,
+                ends,
             }),
             None => Err(self.error(from, "a value ends inside a character")),
         }
@@ -557,6 +575,7 @@ impl<'a> Val<'a> {
     fn members(self) -> Members<'a> {
         Members {
             obj: self,
+            k: self.inner_entries(),
             pos: 1,
             done: self.first() != b'{' || self.text.as_bytes().get(1) == Some(&b'}'),
         }
@@ -565,6 +584,7 @@ impl<'a> Val<'a> {
     fn elements(self) -> Elements<'a> {
         Elements {
             arr: self,
+            k: self.inner_entries(),
             pos: 1,
             done: self.first() != b'[' || self.text.as_bytes().get(1) == Some(&b']'),
         }
@@ -574,6 +594,8 @@ impl<'a> Val<'a> {
 /// The members of an object, in text order.
 struct Members<'a> {
     obj: Val<'a>,
+    /// The entry in `obj.ends` where the next member's containers begin.
+    k: usize,
     pos: usize,
     done: bool,
 }
@@ -590,19 +612,17 @@ impl<'a> Members<'a> {
         if b.get(name_end) != Some(&b':') {
             return Err(self.obj.error(name_end, "expected ':'"));
         }
-        let value_end = self
-            .obj
-            .value_end(name_end + 1)
-            .map_err(|(at, m)| self.obj.error(at, m))?;
+        let value = self.obj.child(name_end + 1, &mut self.k)?;
+        let value_end = value.at - self.obj.at + value.text.len();
         match b.get(value_end) {
             Some(b',') => self.pos = value_end + 1,
             Some(b'}') => self.done = true,
             _ => return Err(self.obj.error(value_end, "expected ',' or '}'")),
         }
         Ok(Member {
-            quoted: self.obj.sub(start, name_end)?.text,
-            head: self.obj.sub(start, name_end + 1)?.text,
-            value: self.obj.sub(name_end + 1, value_end)?,
+            quoted: self.obj.sub(start, name_end, &[])?.text,
+            head: self.obj.sub(start, name_end + 1, &[])?.text,
+            value,
         })
     }
 }
@@ -625,6 +645,8 @@ impl<'a> Iterator for Members<'a> {
 /// The elements of an array, in text order.
 struct Elements<'a> {
     arr: Val<'a>,
+    /// The entry in `arr.ends` where the next element's containers begin.
+    k: usize,
     pos: usize,
     done: bool,
 }
@@ -632,17 +654,14 @@ struct Elements<'a> {
 impl<'a> Elements<'a> {
     fn step(&mut self) -> Result<Val<'a>, MalformedText> {
         let b = self.arr.text.as_bytes();
-        let start = self.pos;
-        let end = self
-            .arr
-            .value_end(start)
-            .map_err(|(at, m)| self.arr.error(at, m))?;
+        let item = self.arr.child(self.pos, &mut self.k)?;
+        let end = item.at - self.arr.at + item.text.len();
         match b.get(end) {
             Some(b',') => self.pos = end + 1,
             Some(b']') => self.done = true,
             _ => return Err(self.arr.error(end, "expected ',' or ']'")),
         }
-        self.arr.sub(start, end)
+        Ok(item)
     }
 }
 
@@ -659,6 +678,24 @@ impl<'a> Iterator for Elements<'a> {
         }
         Some(item)
     }
+}
+
+/// The first index at or after `from` whose entry starts at or after `end`: the entries
+/// from `from` on that start before `end` are those of the containers inside a container
+/// that ends there. Searched from `from` in growing steps, so skipping a few entries costs
+/// a few comparisons whatever the size of the table.
+fn skip_inside(ends: &[(u32, u32)], from: usize, end: usize) -> usize {
+    let inside = |i: usize| ends.get(i).is_some_and(|e| (e.0 as usize) < end);
+    let (mut lo, mut step) = (from, 1);
+    while inside(lo + step - 1) {
+        lo += step;
+        step *= 2;
+    }
+    // Entries `from..lo` are inside; the first outside is in `lo..lo + step`.
+    let tail = ends
+        .get(lo..(lo + step).min(ends.len()))
+        .unwrap_or_default();
+    lo + tail.partition_point(|e| (e.0 as usize) < end)
 }
 
 /// The end of the value starting at `i` (a fast skip of text already checked; it does not
