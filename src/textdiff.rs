@@ -1074,7 +1074,7 @@ fn check_number(text: &str, i: usize) -> Result<usize, MalformedText> {
 
 #[cfg(test)]
 mod tests {
-    use super::{index, validate};
+    use super::{index, skip_inside, validate};
     use proptest::prelude::*;
 
     fn value() -> impl Strategy<Value = serde_json::Value> {
@@ -1099,6 +1099,22 @@ mod tests {
         fn index_equals_the_checked_table(v in value()) {
             let text = crate::canon::to_canonical_string(&v);
             prop_assert_eq!(index(&text), validate(&text).unwrap());
+        }
+
+        /// Skipping the entries inside a container finds what a linear scan finds.
+        #[test]
+        fn skip_inside_equals_a_scan(
+            mut starts in prop::collection::vec(0u32..500, 0..80),
+            from in 0usize..90,
+            end in 0usize..520,
+        ) {
+            starts.sort_unstable();
+            let ends: Vec<(u32, u32)> = starts.iter().map(|&s| (s, s + 1)).collect();
+            let from = from.min(ends.len());
+            let scan = (from..ends.len())
+                .find(|&i| ends[i].0 as usize >= end)
+                .unwrap_or(ends.len());
+            prop_assert_eq!(skip_inside(&ends, from, end), scan);
         }
     }
 }
