@@ -423,12 +423,60 @@ fn key_values<'a>(elem: Val<'a>, quoted: &[String]) -> Result<Vec<Option<Val<'a>
     Ok(found)
 }
 
-/// Mirrors `diff::keyed_sort_text` and the set case of `unique_sort_texts`: the canonical
-/// text each element sorts by.
+/// The canonical text an element sorts by (`diff::keyed_sort_text`, or a set element's own
+/// text), ordered as that text is, without building it when it is a slice of the element.
+#[derive(Clone, Debug, PartialEq, Eq)]
+enum SortText<'a> {
+    /// The text itself: a set element.
+    Whole(&'a str),
+    /// The value of a one-field key: the text is `[value]`.
+    Single(&'a str),
+    /// A key of several fields: `[v1,v2,…]`.
+    Built(String),
+}
+
+impl Ord for SortText<'_> {
+    fn cmp(&self, other: &Self) -> Ordering {
+        match (self, other) {
+            (Self::Whole(a), Self::Whole(b)) => a.cmp(b),
+            // `[a]` against `[b]`: as `a]` against `b]`.
+            (Self::Single(a), Self::Single(b)) => {
+                let (a, b) = (a.as_bytes(), b.as_bytes());
+                let n = a.len().min(b.len());
+                a[..n].cmp(&b[..n]).then_with(|| {
+                    let next = |t: &[u8]| t.get(n).copied().unwrap_or(b']');
+                    next(a).cmp(&next(b))
+                })
+            }
+            (Self::Built(a), Self::Built(b)) => a.cmp(b),
+            // One array's elements all sort by one kind of text.
+            _ => self.rank().cmp(&other.rank()),
+        }
+    }
+}
+
+impl PartialOrd for SortText<'_> {
+    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl SortText<'_> {
+    fn rank(&self) -> u8 {
+        match self {
+            Self::Whole(_) => 0,
+            Self::Single(_) => 1,
+            Self::Built(_) => 2,
+        }
+    }
+}
+
+/// Mirrors `diff::keyed_sort_text` and the set case of `unique_sort_texts`: what each
+/// element sorts by.
 fn sort_texts<'a>(
     items: &[Val<'a>],
     mode: &ArrayMode<'_>,
-) -> Result<Vec<Cow<'a, str>>, MalformedText> {
+) -> Result<Vec<SortText<'a>>, MalformedText> {
     match mode {
         ArrayMode::Keyed(fields) => {
             let quoted = quote_all(fields);
@@ -436,6 +484,9 @@ fn sort_texts<'a>(
                 .iter()
                 .map(|item| {
                     let values = key_values(*item, &quoted)?;
+                    if let [value] = values.as_slice() {
+                        return Ok(SortText::Single(value.map_or("null", |v| v.text)));
+                    }
                     let len = values
                         .iter()
                         .map(|v| v.map_or(4, |v| v.text.len()) + 1)
@@ -449,20 +500,23 @@ fn sort_texts<'a>(
                         text.push_str(v.map_or("null", |v| v.text));
                     }
                     text.push(']');
-                    Ok(Cow::Owned(text))
+                    Ok(SortText::Built(text))
                 })
                 .collect()
         }
-        _ => Ok(items.iter().map(|item| Cow::Borrowed(item.text)).collect()),
+        _ => Ok(items
+            .iter()
+            .map(|item| SortText::Whole(item.text))
+            .collect()),
     }
 }
 
 /// True when no two texts are equal.
-fn all_unique(texts: &[Cow<'_, str>]) -> bool {
+fn all_unique(texts: &[SortText<'_>]) -> bool {
     if texts.is_sorted() {
         return texts.windows(2).all(|w| w[0] != w[1]);
     }
-    let mut sorted: Vec<&str> = texts.iter().map(AsRef::as_ref).collect();
+    let mut sorted: Vec<&SortText<'_>> = texts.iter().collect();
     sorted.sort_unstable();
     sorted.windows(2).all(|w| w[0] != w[1])
 }
