@@ -171,6 +171,8 @@ pub(crate) fn ordered_text(bytes: &[u8], tree: &RuleTree) -> Result<(String, boo
     let mut writer = Writer {
         out: Vec::with_capacity(text.len()),
         spare: Vec::new(),
+        spare_elements: Vec::new(),
+        scratch: Vec::new(),
         tree,
         not_unique: false,
     };
@@ -454,11 +456,14 @@ impl<'de> Visitor<'de> for NumberTextVisitor {
 /// ones (once their names stop arriving in canonical order); smaller ones scan.
 const LINEAR_SCAN_MEMBERS: usize = 16;
 
-/// The output of [`ordered_text`], the member lists of finished objects (kept for reuse by
-/// the next object), and the rules that order arrays.
+/// The output of [`ordered_text`], the member and element lists of finished objects and
+/// arrays and the buffer that reorders them (kept for reuse: a feed has an object and a
+/// small set per record), and the rules that order arrays.
 struct Writer<'t, 'de> {
     out: Vec<u8>,
     spare: Vec<Vec<Member<'de>>>,
+    spare_elements: Vec<Vec<Element>>,
+    scratch: Vec<u8>,
     tree: &'t RuleTree,
     /// Some ordered array was left as written: its sort texts are not unique.
     not_unique: bool,
@@ -612,7 +617,8 @@ impl<'de> Visitor<'de> for WriteVisitor<'_, '_, 'de> {
             }),
             _ => None,
         };
-        let mut elements = Vec::new();
+        let mut elements = self.w.spare_elements.pop().unwrap_or_default();
+        elements.clear();
         let mut sort_texts = Vec::new();
         self.w.out.push(b'[');
         let base = self.w.out.len();
@@ -648,10 +654,15 @@ impl<'de> Visitor<'de> for WriteVisitor<'_, '_, 'de> {
         }
         if elements.len() > 1 {
             let by = keys.is_some().then_some(sort_texts.as_slice());
-            if !order_elements(&mut self.w.out, base, &elements, by).map_err(de::Error::custom)? {
-                self.w.not_unique = true;
+            let w = &mut *self.w;
+            if !order_elements(&mut w.out, base, &elements, by, &mut w.scratch)
+                .map_err(de::Error::custom)?
+            {
+                w.not_unique = true;
             }
         }
+        elements.clear();
+        self.w.spare_elements.push(elements);
         self.w.out.push(b']');
         Ok(())
     }
@@ -723,7 +734,9 @@ impl<'de> Visitor<'de> for WriteVisitor<'_, '_, 'de> {
             )?;
         }
         if !in_order {
-            sort_members(&mut self.w.out, base, &mut members).map_err(de::Error::custom)?;
+            let w = &mut *self.w;
+            sort_members(&mut w.out, base, &mut members, &mut w.scratch)
+                .map_err(de::Error::custom)?;
         }
         self.w.out.push(b'}');
         members.clear();
@@ -766,9 +779,18 @@ fn write_member<'de, A: MapAccess<'de>>(
 
 /// Rewrites the members of an object, written from `out[base..]` on and separated by
 /// commas, in canonical order of their (distinct) names.
-fn sort_members(out: &mut Vec<u8>, base: usize, members: &mut [Member<'_>]) -> Result<(), String> {
+fn sort_members(
+    out: &mut Vec<u8>,
+    base: usize,
+    members: &mut [Member<'_>],
+    scratch: &mut Vec<u8>,
+) -> Result<(), String> {
+    let out_of_range = "internal error: a member's bytes are out of range";
     members.sort_unstable_by(|a, b| compare_keys(&a.name, &b.name));
-    let written = out.split_off(base);
+    scratch.clear();
+    scratch.extend_from_slice(out.get(base..).ok_or(out_of_range)?);
+    out.truncate(base);
+    let written = &*scratch;
     for (i, m) in members.iter().enumerate() {
         if i > 0 {
             out.push(b',');
@@ -778,7 +800,7 @@ fn sort_members(out: &mut Vec<u8>, base: usize, members: &mut [Member<'_>]) -> R
             .checked_sub(base)
             .zip(m.end.checked_sub(base))
             .and_then(|(start, end)| written.get(start..end))
-            .ok_or("internal error: a member's bytes are out of range")?;
+            .ok_or(out_of_range)?;
         out.extend_from_slice(bytes);
     }
     Ok(())
@@ -792,10 +814,10 @@ fn order_elements(
     base: usize,
     elements: &[Element],
     sort_texts: Option<&[u8]>,
+    scratch: &mut Vec<u8>,
 ) -> Result<bool, String> {
     let out_of_range = "internal error: an element's bytes are out of range";
-    let mut order: Vec<usize> = (0..elements.len()).collect();
-    {
+    let order: Vec<usize> = {
         let source = sort_texts.unwrap_or(out);
         let text = |i: usize| {
             let (start, end) = elements[i].sort;
@@ -810,12 +832,26 @@ fn order_elements(
         if (1..elements.len()).all(|i| text(i - 1) < text(i)) {
             return Ok(true);
         }
-        order.sort_unstable_by(|&a, &b| text(a).cmp(text(b)));
+        // Most comparisons are settled by the first 8 bytes, compared as one number.
+        let prefix = |i: usize| {
+            let t = text(i);
+            let mut head = [0u8; 8];
+            let n = t.len().min(8);
+            head[..n].copy_from_slice(&t[..n]);
+            u64::from_be_bytes(head)
+        };
+        let mut keyed: Vec<(u64, usize)> = (0..elements.len()).map(|i| (prefix(i), i)).collect();
+        keyed.sort_unstable_by(|a, b| a.0.cmp(&b.0).then_with(|| text(a.1).cmp(text(b.1))));
+        let order: Vec<usize> = keyed.into_iter().map(|(_, i)| i).collect();
         if order.windows(2).any(|w| text(w[0]) == text(w[1])) {
             return Ok(false);
         }
-    }
-    let written = out.split_off(base);
+        order
+    };
+    scratch.clear();
+    scratch.extend_from_slice(out.get(base..).ok_or(out_of_range)?);
+    out.truncate(base);
+    let written = &*scratch;
     for (i, &k) in order.iter().enumerate() {
         if i > 0 {
             out.push(b',');
