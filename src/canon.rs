@@ -1105,6 +1105,16 @@ fn newline(depth: usize, out: &mut Vec<u8>) {
 /// The end of the string starting (with its quote) at `i`, or where it runs off the text.
 pub(crate) fn string_end(b: &[u8], i: usize) -> Result<usize, usize> {
     let mut j = i + 1;
+    // Most strings (member names, short values) end within a few bytes: a plain loop finds
+    // their end sooner than setting up a vector search does.
+    let short = (j + 16).min(b.len());
+    while j < short {
+        match b.get(j) {
+            Some(b'"') => return Ok(j + 1),
+            Some(b'\\') => j += 2,
+            _ => j += 1,
+        }
+    }
     loop {
         let rest = b.get(j..).unwrap_or_default();
         let k = memchr::memchr2(b'"', b'\\', rest).ok_or(b.len())?;
