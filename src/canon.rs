@@ -1253,7 +1253,7 @@ pub(crate) fn write_string(s: &str, out: &mut Vec<u8>) {
 
 /// The canonical text of an object whose members' values are already canonical text:
 /// members ordered by [`compare_keys`], each value spliced in as it is.
-pub fn object_text(mut members: Vec<(&str, &str)>) -> String {
+pub(crate) fn object_text(mut members: Vec<(&str, &str)>) -> String {
     members.sort_by(|a, b| compare_keys(a.0, b.0));
     let len = members
         .iter()
