@@ -492,6 +492,22 @@ pub(crate) fn encode_text<'t>(
     }
 }
 
+/// What a snapshot given as JSON text is, for [`Txn::put_json`]: the blake3 of the ids of the
+/// array rules that apply to `key` (any rule declared or removed changes them) and of its
+/// raw bytes.
+fn input_id(bytes: &[u8], rules: &[Rule], key: &str) -> Vec<u8> {
+    let mut hasher = blake3::Hasher::new();
+    for rule in rules
+        .iter()
+        .filter(|r| r.kind.is_array_rule() && r.applies_to_key(key))
+    {
+        hasher.update(&rule.id.to_le_bytes());
+    }
+    hasher.update(b"\0");
+    hasher.update(bytes);
+    hasher.finalize().as_bytes().to_vec()
+}
+
 /// How many arrays and objects are nested at the deepest point of `value`.
 fn nesting(value: &Value) -> usize {
     match value {
@@ -563,6 +579,9 @@ struct Pending {
     ckpt_bytes: i64,
     /// Sealed, as they will be stored.
     changes: Vec<ChangeText>,
+    /// What `doc` was written from, when it is a snapshot's text ([`input_id`]); `None`
+    /// once anything else changes it.
+    input: Option<Vec<u8>>,
 }
 
 /// A write in progress. Dropping it without [`Txn::commit`] writes nothing.
@@ -636,6 +655,7 @@ impl Txn<'_> {
         let p = self.pending(key)?;
         p.hash = next.as_ref().map(|v| canon::hash(v).0.to_vec());
         p.doc = DocState::Value(next);
+        p.input = None;
         p.changes.extend(changes.iter().map(ChangeText::of));
         Ok(())
     }
@@ -679,6 +699,7 @@ impl Txn<'_> {
             ckpt_count,
             ckpt_bytes,
             changes: Vec::new(),
+            input: None,
         });
         self.index.insert(key.to_owned(), self.pending.len() - 1);
         let last = self.pending.len() - 1;
@@ -758,6 +779,7 @@ impl Txn<'_> {
         let d = diff::diff(p.doc.value()?, next.as_ref(), rules);
         p.hash = next.as_ref().map(|v| canon::hash(v).0.to_vec());
         p.doc = DocState::Value(next);
+        p.input = None;
         self.record_diff(key, d, warnings)
     }
 
@@ -831,7 +853,9 @@ impl Txn<'_> {
     /// Unless the key has personal rules or renames, which need the parsed document, no tree
     /// of either version is ever built: the snapshot is canonicalized and ordered by the
     /// key's rules in one pass ([`diff::canonical_text`]), then hashed and diffed as text, so
-    /// an ingest needs little more memory than the two texts.
+    /// an ingest needs little more memory than the two texts. Bytes identical to those that
+    /// wrote the current document, under the same array rules, are unchanged without being
+    /// parsed at all (a poller mostly fetches the same bytes again).
     pub fn put_json(&mut self, key: &str, bytes: &[u8]) -> Result<PutOutcome> {
         check_key(key)?;
         let json_error = |source| Error::Json {
@@ -843,10 +867,38 @@ impl Txn<'_> {
             let doc = canon::parse(bytes).map_err(json_error)?;
             return self.put(key, doc);
         }
+        // The same bytes under the same rules give the same canonical text: a snapshot
+        // byte for byte the one that wrote the current document is unchanged unparsed.
+        let input = input_id(bytes, self.rules, key);
+        let last = match self.index.get(key) {
+            Some(&i) => self
+                .pending
+                .get(i)
+                .map(|p| (p.input.clone(), p.hash.clone())),
+            None => self
+                .sql
+                .cached_row("SELECT input, hash FROM doc WHERE key = ?1", [key], |r| {
+                    Ok((r.get(0)?, r.get(1)?))
+                })
+                .optional()?,
+        };
+        if let Some((Some(last_input), Some(hash))) = last
+            && last_input == input
+            && let Ok(hash) = <[u8; 32]>::try_from(hash)
+        {
+            self.checks.push((key.to_owned(), ObjectId(hash).to_hex()));
+            return Ok(PutOutcome::Unchanged);
+        }
         let rules = KeyRules::for_key(self.rules.iter(), key);
         let mut warnings = Vec::new();
         let text = diff::canonical_text(bytes, &rules, &mut warnings).map_err(json_error)?;
-        self.put_canonical(key, text, &rules, warnings)
+        let outcome = self.put_canonical(key, text, &rules, warnings)?;
+        if let (PutOutcome::Changed(_), Some(&i)) = (&outcome, self.index.get(key))
+            && let Some(p) = self.pending.get_mut(i)
+        {
+            p.input = Some(input);
+        }
+        Ok(outcome)
     }
 
     /// Records the snapshot `text`: canonical (written by [`canon`], so the diff indexes it
@@ -892,6 +944,7 @@ impl Txn<'_> {
         };
         p.hash = Some(hash.0.to_vec());
         p.doc = DocState::Text(Some(text));
+        p.input = None;
         let n = changes.len();
         p.changes.extend(changes);
         self.add_warnings(key, warnings, diffing);
@@ -1036,10 +1089,12 @@ impl Txn<'_> {
                 // leaves a document's worth of free pages behind).
                 sql.cached_exec("DELETE FROM doc WHERE key = ?1", [&p.key])?;
                 sql.cached_exec(
-                    "INSERT INTO doc (key, doc, seq, tx, hash, ckpt_seq, ckpt_count, ckpt_bytes)
-                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+                    "INSERT INTO doc (key, doc, seq, tx, hash, ckpt_seq, ckpt_count, ckpt_bytes,
+                         input)
+                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
                     params![
-                        p.key, text, seq, info.id, p.hash, ckpt_seq, ckpt_count, ckpt_bytes
+                        p.key, text, seq, info.id, p.hash, ckpt_seq, ckpt_count, ckpt_bytes,
+                        p.input
                     ],
                 )?;
                 all.extend(p.changes.into_iter().map(|c| (p.key.clone(), c)));

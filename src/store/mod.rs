@@ -11,6 +11,7 @@ const MIGRATIONS: &[&str] = &[
     include_str!("sql/0002_track.sql"),
     include_str!("sql/0003_retention.sql"),
     include_str!("sql/0004_personal.sql"),
+    include_str!("sql/0005_input.sql"),
 ];
 
 /// Statements run through the connection's cache of prepared statements (writes and reads

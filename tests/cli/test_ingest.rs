@@ -438,3 +438,54 @@ fn json_output_of_a_write_is_the_exported_record() {
         .collect();
     assert_eq!(written, exported);
 }
+
+#[test]
+fn a_byte_identical_snapshot_is_unchanged_until_the_document_or_its_rules_change() {
+    let env = TestEnv::init();
+    let a: &[u8] = br#"{"items":[{"id":2,"p":1},{"id":1,"p":2}],"n":"x"}"#;
+    let ingest_a = || env.run_stdin(&[&["ingest", "k", "-"][..], &W].concat(), a);
+    // What the current document was written from, if a snapshot's bytes.
+    let input = || -> Option<Vec<u8>> {
+        let db = rusqlite::Connection::open(env.join(".hist/hist.db")).unwrap();
+        db.query_row("SELECT input FROM doc WHERE key = 'k'", [], |r| r.get(0))
+            .unwrap()
+    };
+    ingest_a().ok();
+    assert_eq!(input().map(|i| i.len()), Some(32));
+    assert_eq!(ingest_a().ok(), "unchanged\n");
+    // The check names the canonical hash, as for any unchanged snapshot.
+    let hash = env.run_stdin(&["canon", "--hash", "-"], a);
+    assert_eq!(sql(&env, "SELECT hash FROM checks"), hash.ok().trim());
+    // A field write changes the document: the same bytes again are a change back.
+    env.run(&[&["set", "k", "/n", "\"y\""][..], &W].concat())
+        .ok();
+    assert_eq!(input(), None);
+    assert_eq!(
+        ingest_a().ok(),
+        "~ /n: \"y\" -> \"x\"\nrecorded tx 3 (1 change)\n"
+    );
+    assert_eq!(ingest_a().ok(), "unchanged\n");
+    // A rule changes what the bytes mean: they are diffed again under it.
+    rules(&env, &["array-key", "/items", "id"]);
+    assert_eq!(
+        ingest_a().ok(),
+        "~ /items: [{\"id\":2,\"p\":1},{\"id\":1,\"p\":2}] -> [{\"id\":1,\"p\":2},{\"id\":2,\"p\":1}]\nrecorded tx 5 (1 change)\n"
+    );
+    assert_eq!(ingest_a().ok(), "unchanged\n");
+    // One import of another version and the first again records both.
+    let record = |at: &str, doc: &str| {
+        format!("{{\"key\":\"k\",\"at\":\"{at}\",\"actor\":\"p:a\",\"doc\":{doc}}}\n")
+    };
+    let a_text = std::str::from_utf8(a).unwrap();
+    let lines = [
+        record("2030-01-01", r#"{"items":[],"n":"z"}"#),
+        record("2030-01-02", a_text),
+    ]
+    .concat();
+    assert_eq!(
+        env.run_stdin(&["import", "-"], lines.as_bytes()).ok(),
+        "imported 2 snapshots: 2 changed (6 changes), 0 unchanged\n"
+    );
+    assert_eq!(ingest_a().ok(), "unchanged\n");
+    env.run(&["fsck"]).ok();
+}
