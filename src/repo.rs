@@ -492,6 +492,15 @@ pub(crate) fn encode_text<'t>(
     }
 }
 
+/// What a key's current document is known by without reading it ([`Txn::last_written`]).
+#[derive(Default)]
+struct LastWritten {
+    /// The hash of its canonical text (`None`: no document).
+    hash: Option<Vec<u8>>,
+    /// The [`input_id`] of the snapshot that wrote it, if one did.
+    input: Option<Vec<u8>>,
+}
+
 /// What a snapshot given as JSON text is, for [`Txn::put_json`]: the blake3 of the ids of the
 /// array rules that apply to `key` (any rule declared or removed changes them) and of its
 /// raw bytes.
@@ -845,7 +854,8 @@ impl Txn<'_> {
         canonicalize(&mut doc, &rules, &mut warnings);
         let text = canon::to_canonical_string(&doc);
         drop(doc);
-        self.put_canonical(key, text, &rules, warnings)
+        let stored = self.last_written(key)?.hash;
+        self.put_canonical(key, text, stored, &rules, warnings)
     }
 
     /// [`Txn::put`] for a snapshot given as JSON text, parsed as strictly as
@@ -870,21 +880,10 @@ impl Txn<'_> {
         // The same bytes under the same rules give the same canonical text: a snapshot
         // byte for byte the one that wrote the current document is unchanged unparsed.
         let input = input_id(bytes, self.rules, key);
-        let last = match self.index.get(key) {
-            Some(&i) => self
-                .pending
-                .get(i)
-                .map(|p| (p.input.clone(), p.hash.clone())),
-            None => self
-                .sql
-                .cached_row("SELECT input, hash FROM doc WHERE key = ?1", [key], |r| {
-                    Ok((r.get(0)?, r.get(1)?))
-                })
-                .optional()?,
-        };
-        if let Some((Some(last_input), Some(hash))) = last
+        let last = self.last_written(key)?;
+        if let (Some(hash), Some(last_input)) = (&last.hash, last.input)
             && last_input == input
-            && let Ok(hash) = <[u8; 32]>::try_from(hash)
+            && let Ok(hash) = <[u8; 32]>::try_from(hash.as_slice())
         {
             self.checks.push((key.to_owned(), ObjectId(hash).to_hex()));
             return Ok(PutOutcome::Unchanged);
@@ -892,7 +891,7 @@ impl Txn<'_> {
         let rules = KeyRules::for_key(self.rules.iter(), key);
         let mut warnings = Vec::new();
         let text = diff::canonical_text(bytes, &rules, &mut warnings).map_err(json_error)?;
-        let outcome = self.put_canonical(key, text, &rules, warnings)?;
+        let outcome = self.put_canonical(key, text, last.hash, &rules, warnings)?;
         if let (PutOutcome::Changed(_), Some(&i)) = (&outcome, self.index.get(key))
             && let Some(p) = self.pending.get_mut(i)
         {
@@ -901,26 +900,41 @@ impl Txn<'_> {
         Ok(outcome)
     }
 
+    /// The hash of `key`'s current document and the [`input_id`] that wrote it, as this
+    /// transaction sees them, without reading the document.
+    fn last_written(&self, key: &str) -> Result<LastWritten> {
+        if let Some(p) = self.index.get(key).and_then(|&i| self.pending.get(i)) {
+            return Ok(LastWritten {
+                hash: p.hash.clone(),
+                input: p.input.clone(),
+            });
+        }
+        let row = self
+            .sql
+            .cached_row("SELECT hash, input FROM doc WHERE key = ?1", [key], |r| {
+                Ok(LastWritten {
+                    hash: r.get(0)?,
+                    input: r.get(1)?,
+                })
+            })
+            .optional()?;
+        Ok(row.unwrap_or_default())
+    }
+
     /// Records the snapshot `text`: canonical (written by [`canon`], so the diff indexes it
-    /// without checking it again), rules applied, personal values sealed.
+    /// without checking it again), rules applied, personal values sealed; `stored` is the
+    /// hash of the current document ([`Txn::last_written`]).
     fn put_canonical(
         &mut self,
         key: &str,
         text: String,
+        stored: Option<Vec<u8>>,
         rules: &KeyRules,
         warnings: Vec<String>,
     ) -> Result<PutOutcome> {
         let hash = ObjectId::of(text.as_bytes());
         // Compare hashes before reading the stored document: an unchanged snapshot costs
         // little more than reading the new one.
-        let stored = match self.index.get(key) {
-            Some(&i) => self.pending[i].hash.clone(),
-            None => self
-                .sql
-                .cached_row("SELECT hash FROM doc WHERE key = ?1", [key], |r| r.get(0))
-                .optional()?
-                .flatten(),
-        };
         if stored.as_deref() == Some(hash.0.as_slice()) {
             self.checks.push((key.to_owned(), hash.to_hex()));
             return Ok(PutOutcome::Unchanged);
