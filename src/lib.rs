@@ -32,7 +32,7 @@ pub mod textdiff;
 pub mod time;
 pub mod track;
 
-pub use blame::{Blame, BlameLeaf, BlameLine, Setter};
+pub use blame::{Blame, BlameLeaf, BlameLine, BlameReads, Setter};
 pub use error::{Error, Result};
 pub use export::ExportFilter;
 pub use fsck::FsckReport;

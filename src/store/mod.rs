@@ -12,6 +12,7 @@ const MIGRATIONS: &[&str] = &[
     include_str!("sql/0003_retention.sql"),
     include_str!("sql/0004_personal.sql"),
     include_str!("sql/0005_input.sql"),
+    include_str!("sql/0006_path_seq.sql"),
 ];
 
 /// Statements run through the connection's cache of prepared statements (writes and reads

@@ -2,7 +2,7 @@
 //! test against a naive oracle (replaying every version).
 use hist::path::{DocPath, Segment};
 use hist::rules::RuleKind;
-use hist::{Actor, Blame, Repo, Timestamp, TxOptions, When};
+use hist::{Actor, Blame, BlameReads, Repo, Timestamp, TxOptions, When};
 use proptest::prelude::*;
 use serde_json::{Value, json};
 
@@ -73,7 +73,27 @@ impl Fixture {
     }
 
     fn blame(&self) -> Blame {
-        self.repo.blame("k", None, None).unwrap()
+        self.blame_at(None, None)
+    }
+
+    /// Blame, checked to be the same however the log is read: the whole newest-first
+    /// stream, lookups by path from the start or after one row, or the default mix.
+    fn blame_at(&self, when: Option<When>, path: Option<&str>) -> Blame {
+        let path = path.map(|p| DocPath::parse(p).unwrap());
+        let blame = self.repo.blame("k", when, path.as_ref()).unwrap();
+        for reads in [
+            BlameReads::StreamOnly,
+            BlameReads::LookupAfter(0),
+            BlameReads::LookupAfter(1),
+        ] {
+            let other = self
+                .repo
+                .blame_reading("k", when, path.as_ref(), reads)
+                .unwrap();
+            assert_eq!(other.leaves, blame.leaves, "read as {reads:?}");
+            assert_eq!(other.value, blame.value);
+        }
+        blame
     }
 }
 
@@ -143,7 +163,7 @@ fn as_of_and_subtree() {
     f.set("/a/x", json!(10));
     f.set("/b", json!(2));
     f.set("/a/y", json!(20));
-    let then = f.repo.blame("k", Some(When::Tx(3)), None).unwrap();
+    let then = f.blame_at(Some(When::Tx(3)), None);
     assert_eq!(then.tx, Some(3));
     assert_eq!(
         summary(&then),
@@ -154,19 +174,13 @@ fn as_of_and_subtree() {
         ]
     );
     assert_eq!(then.value, Some(json!({"a": {"x": 10, "y": 2}, "b": 2})));
-    let sub = f
-        .repo
-        .blame("k", None, Some(&DocPath::parse("/a").unwrap()))
-        .unwrap();
+    let sub = f.blame_at(None, Some("/a"));
     assert_eq!(
         summary(&sub),
         [row("/a/x", 2, "/a/x"), row("/a/y", 4, "/a/y")]
     );
     // A change to an ancestor of the subtree sets it too.
-    let sub = f
-        .repo
-        .blame("k", Some(When::Tx(1)), Some(&DocPath::parse("/a").unwrap()))
-        .unwrap();
+    let sub = f.blame_at(Some(When::Tx(1)), Some("/a"));
     assert_eq!(summary(&sub), [row("/a/x", 1, ""), row("/a/y", 1, "")]);
     // Absent: before the first transaction, a missing key, a missing path.
     let before = f
@@ -181,6 +195,31 @@ fn as_of_and_subtree() {
         .blame("k", None, Some(&DocPath::parse("/zzz").unwrap()))
         .unwrap();
     assert!(nothing.document && nothing.value.is_none());
+}
+
+#[test]
+fn a_long_history_costs_lookups_not_rows() {
+    let mut f = Fixture::new();
+    let fields: serde_json::Map<String, Value> =
+        (0..20).map(|i| (format!("f{i}"), json!(i))).collect();
+    f.set("", json!({"fixed": fields, "hot": 0, "list": [1, 2], "empty": {}}));
+    for i in 1..=300 {
+        f.set("/hot", json!(i));
+    }
+    let blame = f.blame();
+    assert_eq!(blame.leaves.len(), 23);
+    for leaf in &blame.leaves {
+        let setter = leaf.setter.as_ref().unwrap();
+        let expected = if leaf.path.to_string() == "/hot" { 301 } else { 1 };
+        assert_eq!(setter.tx.id, expected, "{}", leaf.path);
+    }
+    // 64 rows of the stream, then one row per setter found by lookup: not 301 rows.
+    assert!(blame.rows_read <= 64 + 1, "{} rows read", blame.rows_read);
+    let streamed = f
+        .repo
+        .blame_reading("k", None, None, BlameReads::StreamOnly)
+        .unwrap();
+    assert_eq!(streamed.rows_read, 301);
 }
 
 #[test]
@@ -327,7 +366,7 @@ proptest! {
         let versions: Vec<Option<Value>> = (0..=newest)
             .map(|t| if t == 0 { None } else { f.repo.as_of_tx("k", t).unwrap().doc })
             .collect();
-        let blame = f.blame();
+        let blame = f.blame(); // every way of reading the log, checked to agree
         prop_assert_eq!(blame.value.as_ref(), versions[usize::try_from(newest).unwrap()].as_ref());
         for leaf in &blame.leaves {
             let setter = leaf.setter.as_ref();
