@@ -22,6 +22,7 @@ pub mod model;
 pub mod path;
 mod read;
 mod rename;
+mod replay;
 mod repo;
 pub mod retention;
 pub mod rules;
@@ -39,7 +40,7 @@ pub use fsck::FsckReport;
 pub use gc::{Compaction, GcOutcome, GcPlan};
 pub use model::{Actor, Change, ChangeText, LoggedChange, Op, TxInfo};
 pub use path::DocPath;
-pub use read::{AsOf, Direction, HistoryEntry, LogEntry, LogFilter, Moved};
+pub use read::{AsOf, AsOfText, Direction, HistoryEntry, LogEntry, LogFilter, Moved};
 pub use rename::Rename;
 pub use repo::{
     CHECKPOINT_EVERY, CHECKPOINT_MIN_BYTES, Commit, HIST_DIR, PutOutcome, Repo, TxOptions, Txn,

@@ -6,13 +6,14 @@
 //! ([`crate::repo::CHECKPOINT_EVERY`]) that no read replays more than that many changes,
 //! however long the history.
 
+use crate::canon;
 use crate::canon::ObjectId;
 use crate::diff;
 use crate::error::{Error, Result};
 use crate::gc::Compaction;
 use crate::model::{Change, LoggedChange, Op, TxInfo};
 use crate::path::DocPath;
-use crate::repo::{Repo, change_from_row, tx_from_row};
+use crate::repo::{Repo, change_from_row, parse_stored, tx_from_row};
 use crate::store::Cached;
 use crate::time::{Timestamp, When};
 use rusqlite::{OptionalExtension, params};
@@ -33,6 +34,35 @@ pub struct AsOf {
     /// Inside one, the values at its path are the compacted ones, not necessarily those in
     /// force at that moment.
     pub compacted: Vec<Compaction>,
+}
+
+/// A document as of some point, as canonical text ([`Repo::as_of_text`]).
+#[derive(Clone, Debug, PartialEq)]
+pub struct AsOfText {
+    /// The document's canonical text (`None`: absent then).
+    pub text: Option<String>,
+    /// The last transaction included (`None`: before any).
+    pub tx: Option<i64>,
+    /// As [`AsOf::compacted`].
+    pub compacted: Vec<Compaction>,
+    /// True when the changes could not be replayed on the stored text (a `move`, an array
+    /// out of canonical order) and were replayed on values instead: the same document, read
+    /// more slowly.
+    pub on_values: bool,
+}
+
+/// Where an as-of read starts.
+enum Plan {
+    /// Nothing to read: the key holds nothing then.
+    Absent,
+    /// Version `target` is wanted; the current one is `seq_now`; the nearest checkpoint
+    /// at or before `target` is version `ckpt_seq` (0 and `None`: none, start from empty).
+    From {
+        seq_now: i64,
+        target: i64,
+        ckpt_seq: i64,
+        ckpt_obj: Option<ObjectId>,
+    },
 }
 
 /// Which way an as-of read reconstructed the document.
@@ -179,37 +209,15 @@ impl Repo {
             direction,
             compacted: Vec::new(),
         };
-        // The current text is read only when the replay starts from it (going backward).
-        let seq_now: Option<i64> = self
-            .conn
-            .cached_row("SELECT seq FROM doc WHERE key = ?1", [key], |r| r.get(0))
-            .optional()?;
-        let Some(seq_now) = seq_now else {
-            return Ok(absent(Direction::Forward));
+        let (seq_now, target, ckpt_seq, ckpt_obj) = match self.plan(key, bound)? {
+            Plan::Absent => return Ok(absent(Direction::Forward)),
+            Plan::From {
+                seq_now,
+                target,
+                ckpt_seq,
+                ckpt_obj,
+            } => (seq_now, target, ckpt_seq, ckpt_obj),
         };
-        let target: i64 = self
-            .conn
-            .cached_row(
-                "SELECT seq FROM change_log WHERE key = ?1 AND tx <= ?2
-                 ORDER BY tx DESC, seq DESC LIMIT 1",
-                params![key, bound],
-                |r| r.get(0),
-            )
-            .optional()?
-            .unwrap_or(0);
-        if target == 0 {
-            return Ok(absent(Direction::Forward));
-        }
-        let (ckpt_seq, ckpt_obj): (i64, Option<String>) = self
-            .conn
-            .cached_row(
-                "SELECT seq, object FROM checkpoint WHERE key = ?1 AND seq <= ?2
-                 ORDER BY seq DESC LIMIT 1",
-                params![key, target],
-                |r| Ok((r.get(0)?, r.get(1)?)),
-            )
-            .optional()?
-            .unwrap_or((0, None));
         let backward = seq_now - target;
         let forward = target - ckpt_seq;
         let go_backward = match via {
@@ -231,11 +239,7 @@ impl Repo {
             })
         } else {
             let mut doc = match ckpt_obj {
-                Some(hex) => {
-                    let id = ObjectId::from_hex(&hex)
-                        .ok_or_else(|| Error::Corrupt(format!("checkpoint object id {hex:?}")))?;
-                    Some(self.load_object(&id)?)
-                }
+                Some(id) => Some(self.load_object(&id)?),
                 None => None,
             };
             let changes = self.changes_between(key, ckpt_seq, target, false)?;
@@ -250,6 +254,206 @@ impl Repo {
                 compacted: Vec::new(),
             })
         }
+    }
+
+    /// Where an as-of read of `key` after transaction `bound` starts: the versions now,
+    /// wanted and of the nearest checkpoint at or before it (with its object).
+    fn plan(&self, key: &str, bound: i64) -> Result<Plan> {
+        // The current text is read only when the replay starts from it (going backward).
+        let seq_now: Option<i64> = self
+            .conn
+            .cached_row("SELECT seq FROM doc WHERE key = ?1", [key], |r| r.get(0))
+            .optional()?;
+        let Some(seq_now) = seq_now else {
+            return Ok(Plan::Absent);
+        };
+        let target: i64 = self
+            .conn
+            .cached_row(
+                "SELECT seq FROM change_log WHERE key = ?1 AND tx <= ?2
+                 ORDER BY tx DESC, seq DESC LIMIT 1",
+                params![key, bound],
+                |r| r.get(0),
+            )
+            .optional()?
+            .unwrap_or(0);
+        if target == 0 {
+            return Ok(Plan::Absent);
+        }
+        let (ckpt_seq, ckpt_obj): (i64, Option<String>) = self
+            .conn
+            .cached_row(
+                "SELECT seq, object FROM checkpoint WHERE key = ?1 AND seq <= ?2
+                 ORDER BY seq DESC LIMIT 1",
+                params![key, target],
+                |r| Ok((r.get(0)?, r.get(1)?)),
+            )
+            .optional()?
+            .unwrap_or((0, None));
+        let ckpt_obj = ckpt_obj
+            .map(|hex| {
+                ObjectId::from_hex(&hex)
+                    .ok_or_else(|| Error::Corrupt(format!("checkpoint object id {hex:?}")))
+            })
+            .transpose()?;
+        Ok(Plan::From {
+            seq_now,
+            target,
+            ckpt_seq,
+            ckpt_obj,
+        })
+    }
+
+    /// The document under `key` as of `when`, as canonical text (personal values
+    /// unsealed): [`Repo::as_of`]'s document, replayed on the stored text
+    /// ([`crate::replay`]) instead of a tree wherever it can be, so that reading a large
+    /// document as it was costs about what copying it does.
+    pub fn as_of_text(&self, key: &str, when: When) -> Result<AsOfText> {
+        crate::model::check_key(key)?;
+        match self.resolve(when)? {
+            Some(bound) => self.as_of_text_via(key, bound, None),
+            None => Ok(AsOfText {
+                text: None,
+                tx: None,
+                compacted: Vec::new(),
+                on_values: false,
+            }),
+        }
+    }
+
+    /// [`Repo::as_of_text`] after transaction `bound`, forced to read in one direction
+    /// (`None`: the cheaper one). Every way must agree with [`Repo::as_of_tx_via`]; tests
+    /// use this to prove it.
+    #[doc(hidden)]
+    pub fn as_of_text_via(
+        &self,
+        key: &str,
+        bound: i64,
+        via: Option<Direction>,
+    ) -> Result<AsOfText> {
+        let mut on_values = false;
+        let compacted = self
+            .compactions(key)?
+            .into_iter()
+            .filter(|c| c.covers_tx(bound))
+            .collect();
+        let text = match self.plan(key, bound)? {
+            Plan::Absent => None,
+            Plan::From {
+                seq_now,
+                target,
+                ckpt_seq,
+                ckpt_obj,
+            } => {
+                let backward = match via {
+                    Some(d) => d == Direction::Backward,
+                    None => seq_now - target <= target - ckpt_seq,
+                };
+                let replayed = if backward {
+                    let (text, hash): (Option<String>, Option<Vec<u8>>) = self.conn.cached_row(
+                        "SELECT doc, hash FROM doc WHERE key = ?1",
+                        [key],
+                        |r| Ok((r.get(0)?, r.get(1)?)),
+                    )?;
+                    let checked = text.as_deref().is_some_and(|t| {
+                        hash.as_deref() == Some(ObjectId::of(t.as_bytes()).0.as_slice())
+                    });
+                    let steps = self.steps_between(key, target, seq_now, true)?;
+                    crate::replay::replay(text.as_deref(), checked, steps)
+                } else {
+                    let (text, checked) = match &ckpt_obj {
+                        Some(id) => {
+                            let bytes = self
+                                .objects
+                                .get(id)
+                                .map_err(Error::io(self.objects.path_of(id)))?;
+                            let checked = ObjectId::of(&bytes) == *id;
+                            let text = String::from_utf8(bytes).map_err(|_| {
+                                Error::Corrupt(format!("object {id} is not UTF-8 text"))
+                            })?;
+                            (Some(text), checked)
+                        }
+                        None => (None, true),
+                    };
+                    let steps = self.steps_between(key, ckpt_seq, target, false)?;
+                    crate::replay::replay(text.as_deref(), checked, steps)
+                };
+                match replayed {
+                    Some(Some(text)) if text.contains(crate::shred::SEALED) => {
+                        let doc = self.unseal_doc(Some(parse_stored(&text)?))?;
+                        doc.as_ref().map(canon::to_canonical_string)
+                    }
+                    Some(text) => text,
+                    // Not replayable on text: on values, which also names what is wrong.
+                    None => {
+                        on_values = true;
+                        let doc = self.as_of_tx_stored(key, bound, via)?.doc;
+                        self.unseal_doc(doc)?
+                            .as_ref()
+                            .map(canon::to_canonical_string)
+                    }
+                }
+            }
+        };
+        Ok(AsOfText {
+            text,
+            tx: Some(bound),
+            compacted,
+            on_values,
+        })
+    }
+
+    /// The changes of `key` with `after < seq <= upto` as replay steps: oldest first, or
+    /// newest first and inverted (to go back from `upto` to `after`).
+    fn steps_between(
+        &self,
+        key: &str,
+        after: i64,
+        upto: i64,
+        backward: bool,
+    ) -> Result<Vec<crate::replay::Step>> {
+        let sql = if backward {
+            "SELECT path, op, old, old_obj FROM change_log
+             WHERE key = ?1 AND seq > ?2 AND seq <= ?3 ORDER BY seq DESC"
+        } else {
+            "SELECT path, op, new, new_obj FROM change_log
+             WHERE key = ?1 AND seq > ?2 AND seq <= ?3 ORDER BY seq"
+        };
+        let mut stmt = self.conn.prepare_cached(sql)?;
+        let mut rows = stmt.query(params![key, after, upto])?;
+        let mut out = Vec::new();
+        while let Some(row) = rows.next()? {
+            let path: String = row.get(0)?;
+            let op: String = row.get(1)?;
+            let path = DocPath::parse(&path)
+                .map_err(|e| Error::Corrupt(format!("stored path {path:?}: {e}")))?;
+            let op = Op::parse(&op).ok_or_else(|| Error::Corrupt(format!("unknown op {op:?}")))?;
+            let op = match (backward, op) {
+                (true, Op::Add) => Op::Remove,
+                (true, Op::Remove) => Op::Add,
+                (_, op) => op,
+            };
+            let new =
+                match (
+                    row.get::<_, Option<String>>(2)?,
+                    row.get::<_, Option<String>>(3)?,
+                ) {
+                    (_, Some(hex)) => {
+                        let id = ObjectId::from_hex(&hex)
+                            .ok_or_else(|| Error::Corrupt(format!("bad object id {hex:?}")))?;
+                        let bytes = self
+                            .objects
+                            .get(&id)
+                            .map_err(Error::io(self.objects.path_of(&id)))?;
+                        Some(String::from_utf8(bytes).map_err(|_| {
+                            Error::Corrupt(format!("object {id} is not UTF-8 text"))
+                        })?)
+                    }
+                    (text, None) => text,
+                };
+            out.push(crate::replay::Step { path, op, new });
+        }
+        Ok(out)
     }
 
     /// Changes of `key` with `after < seq <= upto`, oldest first (or newest first).

@@ -389,7 +389,7 @@ fn element_segment(elem: Val<'_>, mode: &ArrayMode<'_>) -> Result<Segment, Malfo
 
 /// Each field name as canonical JSON string text (with its quotes), as it appears in
 /// canonical text.
-fn quote_all(fields: &[String]) -> Vec<String> {
+pub(crate) fn quote_all(fields: &[String]) -> Vec<String> {
     fields
         .iter()
         .map(|f| {
@@ -402,7 +402,10 @@ fn quote_all(fields: &[String]) -> Vec<String> {
 
 /// The values of the `quoted` fields of a keyed element (`None`: missing, or the element
 /// is not an object).
-fn key_values<'a>(elem: Val<'a>, quoted: &[String]) -> Result<Vec<Option<Val<'a>>>, MalformedText> {
+pub(crate) fn key_values<'a>(
+    elem: Val<'a>,
+    quoted: &[String],
+) -> Result<Vec<Option<Val<'a>>>, MalformedText> {
     let mut found: Vec<Option<Val<'a>>> = vec![None; quoted.len()];
     if elem.first() != b'{' {
         return Ok(found);
@@ -528,24 +531,24 @@ fn all_unique(texts: &[SortText<'_>]) -> bool {
 /// A value's text inside a document, its byte offset there, and the ends of the containers
 /// that start inside it ([`validate`]; its own first, when it is a non-empty container).
 #[derive(Clone, Copy, Debug)]
-struct Val<'a> {
+pub(crate) struct Val<'a> {
     at: usize,
-    text: &'a str,
+    pub(crate) text: &'a str,
     ends: &'a [(u32, u32)],
 }
 
 /// An object member: its name as written (with quotes), the name and colon as written,
 /// and its value.
 #[derive(Clone, Copy, Debug)]
-struct Member<'a> {
-    quoted: &'a str,
-    head: &'a str,
-    value: Val<'a>,
+pub(crate) struct Member<'a> {
+    pub(crate) quoted: &'a str,
+    pub(crate) head: &'a str,
+    pub(crate) value: Val<'a>,
 }
 
 impl<'a> Member<'a> {
     /// The decoded name.
-    fn name(&self) -> Result<Cow<'a, str>, MalformedText> {
+    pub(crate) fn name(&self) -> Result<Cow<'a, str>, MalformedText> {
         let inner = self
             .quoted
             .get(1..self.quoted.len().saturating_sub(1))
@@ -558,7 +561,7 @@ impl<'a> Member<'a> {
 }
 
 impl<'a> Val<'a> {
-    fn whole(text: &'a str, ends: &'a [(u32, u32)]) -> Self {
+    pub(crate) fn whole(text: &'a str, ends: &'a [(u32, u32)]) -> Self {
         Self { at: 0, text, ends }
     }
 
@@ -592,7 +595,7 @@ impl<'a> Val<'a> {
         self.sub(local, end, self.ends.get(first..*k).unwrap_or_default())
     }
 
-    fn first(&self) -> u8 {
+    pub(crate) fn first(&self) -> u8 {
         self.text.as_bytes().first().copied().unwrap_or(0)
     }
 
@@ -626,7 +629,7 @@ impl<'a> Val<'a> {
         serde_json::from_str(self.text).map_err(|e| self.error(0, &format!("{e}")))
     }
 
-    fn members(self) -> Members<'a> {
+    pub(crate) fn members(self) -> Members<'a> {
         Members {
             obj: self,
             k: self.inner_entries(),
@@ -635,7 +638,7 @@ impl<'a> Val<'a> {
         }
     }
 
-    fn elements(self) -> Elements<'a> {
+    pub(crate) fn elements(self) -> Elements<'a> {
         Elements {
             arr: self,
             k: self.inner_entries(),
@@ -646,7 +649,7 @@ impl<'a> Val<'a> {
 }
 
 /// The members of an object, in text order.
-struct Members<'a> {
+pub(crate) struct Members<'a> {
     obj: Val<'a>,
     /// The entry in `obj.ends` where the next member's containers begin.
     k: usize,
@@ -697,7 +700,7 @@ impl<'a> Iterator for Members<'a> {
 }
 
 /// The elements of an array, in text order.
-struct Elements<'a> {
+pub(crate) struct Elements<'a> {
     arr: Val<'a>,
     /// The entry in `arr.ends` where the next element's containers begin.
     k: usize,
@@ -850,7 +853,7 @@ enum Open<'a> {
 
 /// The table [`validate`] returns, for text known to be canonical: the same scan without
 /// the checks (strings skipped, containers matched).
-fn index(text: &str) -> Vec<(u32, u32)> {
+pub(crate) fn index(text: &str) -> Vec<(u32, u32)> {
     /// The bytes that start or end a string or a container.
     const STRUCTURE: [bool; 256] = {
         let mut t = [false; 256];
@@ -904,7 +907,7 @@ fn index(text: &str) -> Vec<(u32, u32)> {
 /// recursion. Returns where each non-empty container ends, as `(start, end)` byte offsets
 /// in the order of their starts (empty when the text is too long for `u32` offsets): the
 /// walks look these up instead of scanning a container again.
-fn validate(text: &str) -> Result<Vec<(u32, u32)>, MalformedText> {
+pub(crate) fn validate(text: &str) -> Result<Vec<(u32, u32)>, MalformedText> {
     let b = text.as_bytes();
     let record = u32::try_from(text.len()).is_ok();
     let offset = |i: usize| u32::try_from(i).unwrap_or(u32::MAX);

@@ -38,6 +38,20 @@ pub fn cmd_show(ui: &mut Ui, env: &Env, args: &ShowArgs) -> Result<(), CliError>
         ui.page();
         return ui.line(crate::canon::pretty_text(&text));
     }
+    if let (Some(when), None) = (when, &path) {
+        // The whole document as it was: replayed on its stored text, laid out from it.
+        let read = repo.as_of_text(&args.key, when)?;
+        note_compacted(ui, &args.key, None, &read.compacted);
+        let text = read
+            .text
+            .ok_or_else(|| CliError::user(format!("{} does not exist at {when}", args.key)))?;
+        ui.page();
+        return ui.line(if args.json {
+            text
+        } else {
+            crate::canon::pretty_text(&text)
+        });
+    }
     let doc = match when {
         Some(when) => {
             let read = repo.as_of(&args.key, when)?;

@@ -202,7 +202,10 @@ fn a_long_history_costs_lookups_not_rows() {
     let mut f = Fixture::new();
     let fields: serde_json::Map<String, Value> =
         (0..20).map(|i| (format!("f{i}"), json!(i))).collect();
-    f.set("", json!({"fixed": fields, "hot": 0, "list": [1, 2], "empty": {}}));
+    f.set(
+        "",
+        json!({"fixed": fields, "hot": 0, "list": [1, 2], "empty": {}}),
+    );
     for i in 1..=300 {
         f.set("/hot", json!(i));
     }
@@ -210,7 +213,11 @@ fn a_long_history_costs_lookups_not_rows() {
     assert_eq!(blame.leaves.len(), 23);
     for leaf in &blame.leaves {
         let setter = leaf.setter.as_ref().unwrap();
-        let expected = if leaf.path.to_string() == "/hot" { 301 } else { 1 };
+        let expected = if leaf.path.to_string() == "/hot" {
+            301
+        } else {
+            1
+        };
         assert_eq!(setter.tx.id, expected, "{}", leaf.path);
     }
     // 64 rows of the stream, then one row per setter found by lookup: not 301 rows.

@@ -10,8 +10,8 @@ use proptest::prelude::*;
 use serde_json::{Map, Value};
 
 /// Reads the fuzz input as a stream of choices.
-struct Gen<'a> {
-    data: &'a [u8],
+pub(crate) struct Gen<'a> {
+    pub(crate) data: &'a [u8],
 }
 
 impl Gen<'_> {
@@ -72,7 +72,7 @@ impl Gen<'_> {
         Value::Array((0..n).map(|_| self.element(depth + 1)).collect())
     }
 
-    fn value(&mut self, depth: u32) -> Value {
+    pub(crate) fn value(&mut self, depth: u32) -> Value {
         if depth > 4 {
             return self.scalar();
         }

@@ -1,0 +1,465 @@
+//! Changes replayed onto a document's canonical text, without building its tree.
+//!
+//! An as-of read starts from a stored text (a checkpoint, or the current document) and
+//! replays the changes between it and the version asked for. Replaying them one by one on a
+//! [`Value`] means parsing the whole document into a tree and printing it again, which
+//! costs many times what the changes themselves touch. Here the changes are first folded
+//! into a tree of edits ([`Edits`]: "this member is now that text", "this element is gone",
+//! "inside this element, …"), then the stored text is copied in one pass, the edits spliced
+//! in where their paths lead. Untouched parts are copied as they stand.
+//!
+//! The result is exactly what [`diff::apply`] gives, printed canonically: canonical text
+//! keeps object members in [`canon::compare_keys`] order, keyed elements in the order of
+//! their key's sort text and set elements in the order of their own text, and an added
+//! member or element goes where `diff::apply` puts it, at its place in that order. A change
+//! inside a value that an earlier change of the same replay set is applied to that value
+//! (parsed, with [`diff::apply`]).
+//!
+//! Anything this does not handle, or that does not fit (a change to a place that is not
+//! there, an array not in canonical order, a `move`), gives `None`: the caller replays on
+//! values instead, which reports a log that does not replay as such.
+
+use crate::canon;
+use crate::diff;
+use crate::model::{Change, Op};
+use crate::path::{DocPath, Segment};
+use crate::textdiff::{self, Val};
+use serde_json::Value;
+use std::cmp::Ordering;
+use std::collections::BTreeMap;
+
+/// One change to replay: where, what, and the value after (canonical text).
+pub(crate) struct Step {
+    pub(crate) path: DocPath,
+    pub(crate) op: Op,
+    pub(crate) new: Option<String>,
+}
+
+/// `base` (canonical text; `None`: absent) with `changes` applied in order, as canonical
+/// text (`None` inside: absent). `base_checked` says that `base` is known canonical (it
+/// hashes to what the store recorded for it); otherwise it is checked first. `None`: the
+/// changes could not be replayed on text (see the module documentation).
+pub(crate) fn replay(
+    base: Option<&str>,
+    base_checked: bool,
+    changes: impl IntoIterator<Item = Step>,
+) -> Option<Option<String>> {
+    let mut edits = Edits {
+        root: Node::Inside(BTreeMap::new()),
+        base: base.is_some(),
+    };
+    for change in changes {
+        edits.apply(change)?;
+    }
+    let ends = match base {
+        Some(text) if base_checked => textdiff::index(text),
+        Some(text) => textdiff::validate(text).ok()?,
+        None => Vec::new(),
+    };
+    let base = base.map(|text| Val::whole(text, &ends));
+    let mut out = String::with_capacity(base.map_or(0, |b| b.text.len() + b.text.len() / 8));
+    match &edits.root {
+        Node::Set(None) => return Some(None),
+        Node::Inside(children) if base.is_none() => return children.is_empty().then_some(None),
+        root => emit(base, root, &mut out)?,
+    }
+    Some(Some(out))
+}
+
+/// The edits a run of changes makes, as a tree along their paths.
+struct Edits {
+    root: Node,
+    /// Whether the base document is there.
+    base: bool,
+}
+
+enum Node {
+    /// The value here is this (`None`: absent).
+    Set(Option<Set>),
+    /// The value of the base here, with these edits inside, by step in canonical order.
+    Inside(BTreeMap<Key, Child>),
+}
+
+enum Set {
+    /// Canonical text, as the change carried it.
+    Text(String),
+    /// Parsed, because a later change applied inside it.
+    Tree(Value),
+}
+
+struct Child {
+    node: Node,
+    /// Whether the base has a value at this step (an `add` made it otherwise).
+    in_base: bool,
+}
+
+/// A step inside a container, ordered as canonical text orders it.
+#[derive(PartialEq, Eq)]
+enum Key {
+    /// An object member, by name.
+    Member(String),
+    /// An array element, by the text it sorts by: its key values as a canonical JSON array
+    /// (`fields`: the key fields) or, in a set (`fields` empty), its own canonical text.
+    Element { sort: String, fields: Vec<String> },
+}
+
+impl Ord for Key {
+    fn cmp(&self, other: &Self) -> Ordering {
+        match (self, other) {
+            (Self::Member(a), Self::Member(b)) => canon::compare_keys(a, b),
+            (Self::Element { sort: a, fields: f }, Self::Element { sort: b, fields: g }) => {
+                a.cmp(b).then_with(|| f.cmp(g))
+            }
+            (Self::Member(_), Self::Element { .. }) => Ordering::Less,
+            (Self::Element { .. }, Self::Member(_)) => Ordering::Greater,
+        }
+    }
+}
+
+impl PartialOrd for Key {
+    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl Key {
+    fn of(seg: &Segment) -> Self {
+        match seg {
+            Segment::Field(name) => Self::Member(name.clone()),
+            Segment::Keyed(key) => {
+                let values: Vec<Value> = key.iter().map(|(_, v)| v.clone()).collect();
+                Self::Element {
+                    sort: canon::to_canonical_string(&Value::Array(values)),
+                    fields: key.iter().map(|(f, _)| f.clone()).collect(),
+                }
+            }
+            Segment::Member(value) => Self::Element {
+                sort: canon::to_canonical_string(value),
+                fields: Vec::new(),
+            },
+        }
+    }
+}
+
+impl Node {
+    /// Whether there is a value here now (`in_base`: whether the base has one).
+    fn present(&self, in_base: bool) -> bool {
+        match self {
+            Self::Set(set) => set.is_some(),
+            Self::Inside(_) => in_base,
+        }
+    }
+}
+
+impl Edits {
+    fn apply(&mut self, change: Step) -> Option<()> {
+        if change.op == Op::Move {
+            return None;
+        }
+        let segs = change.path.segments();
+        let (mut node, mut in_base) = (&mut self.root, self.base);
+        for (i, seg) in segs.iter().enumerate() {
+            match node {
+                Node::Set(None) => return None,
+                Node::Set(Some(set)) => {
+                    return apply_inside(set, &segs[i..], change.op, change.new);
+                }
+                Node::Inside(children) => {
+                    let last = i + 1 == segs.len();
+                    let child = children.entry(Key::of(seg)).or_insert_with(|| Child {
+                        node: Node::Inside(BTreeMap::new()),
+                        in_base: !(last && change.op == Op::Add),
+                    });
+                    node = &mut child.node;
+                    in_base = child.in_base;
+                }
+            }
+        }
+        match (change.op, node.present(in_base)) {
+            (Op::Add, true) | (Op::Remove | Op::Replace, false) => return None,
+            _ => {}
+        }
+        *node = Node::Set(change.new.map(Set::Text));
+        Some(())
+    }
+}
+
+/// Applies a change at `segs` inside a value an earlier change set.
+fn apply_inside(set: &mut Set, segs: &[Segment], op: Op, new: Option<String>) -> Option<()> {
+    let tree = match std::mem::replace(set, Set::Tree(Value::Null)) {
+        Set::Text(text) => serde_json::from_str(&text).ok()?,
+        Set::Tree(tree) => tree,
+    };
+    let mut doc = Some(tree);
+    let change = Change {
+        path: DocPath::from_segments(segs.to_vec()),
+        op,
+        old: None,
+        new: new.map(|t| serde_json::from_str(&t)).transpose().ok()?,
+    };
+    diff::apply(&mut doc, &change).ok()?;
+    *set = Set::Tree(doc?);
+    Some(())
+}
+
+/// Writes the value `node` makes of `base` (which must be present unless `node` sets it).
+fn emit(base: Option<Val<'_>>, node: &Node, out: &mut String) -> Option<()> {
+    match node {
+        Node::Set(None) => None,
+        Node::Set(Some(Set::Text(text))) => {
+            out.push_str(text);
+            Some(())
+        }
+        Node::Set(Some(Set::Tree(value))) => {
+            out.push_str(&canon::to_canonical_string(value));
+            Some(())
+        }
+        Node::Inside(children) => {
+            let base = base?;
+            match base.first() {
+                _ if children.is_empty() => {
+                    out.push_str(base.text);
+                    Some(())
+                }
+                b'{' => emit_object(base, children, out),
+                b'[' => emit_array(base, children, out),
+                _ => None,
+            }
+        }
+    }
+}
+
+/// A step the base does not have: an added value (or one added, then removed again).
+fn emit_new(
+    child: &Child,
+    out: &mut String,
+    first: &mut bool,
+    head: impl FnOnce(&mut String),
+) -> Option<()> {
+    match &child.node {
+        _ if child.in_base => None,
+        Node::Set(None) => Some(()),
+        node => {
+            separate(out, first);
+            head(out);
+            emit(None, node, out)
+        }
+    }
+}
+
+fn separate(out: &mut String, first: &mut bool) {
+    if !std::mem::take(first) {
+        out.push(',');
+    }
+}
+
+/// A member's name and colon, as canonical text writes them.
+fn write_name(name: &str, out: &mut String) {
+    let mut quoted = Vec::with_capacity(name.len() + 2);
+    canon::write_string(name, &mut quoted);
+    out.push_str(std::str::from_utf8(&quoted).unwrap_or_default());
+    out.push(':');
+}
+
+fn emit_object(base: Val<'_>, children: &BTreeMap<Key, Child>, out: &mut String) -> Option<()> {
+    let mut kids = children.iter().peekable();
+    let mut first = true;
+    out.push('{');
+    for member in base.members() {
+        let member = member.ok()?;
+        let name = member.name().ok()?;
+        while let Some((Key::Member(k), child)) = kids.peek() {
+            if canon::compare_keys(k, &name) != Ordering::Less {
+                break;
+            }
+            emit_new(child, out, &mut first, |out| write_name(k, out))?;
+            kids.next();
+        }
+        match kids.peek() {
+            Some((Key::Member(k), child)) if *k == name => {
+                if !child.in_base {
+                    return None;
+                }
+                if !matches!(child.node, Node::Set(None)) {
+                    separate(out, &mut first);
+                    out.push_str(member.head);
+                    emit(Some(member.value), &child.node, out)?;
+                }
+                kids.next();
+            }
+            _ => {
+                separate(out, &mut first);
+                out.push_str(member.head);
+                out.push_str(member.value.text);
+            }
+        }
+    }
+    for (key, child) in kids {
+        let Key::Member(k) = key else { return None };
+        emit_new(child, out, &mut first, |out| write_name(k, out))?;
+    }
+    out.push('}');
+    Some(())
+}
+
+fn emit_array(base: Val<'_>, children: &BTreeMap<Key, Child>, out: &mut String) -> Option<()> {
+    // One array's steps are all of one kind: elements keyed by the same fields, or set
+    // elements.
+    let Some(Key::Element { fields, .. }) = children.keys().next() else {
+        return None;
+    };
+    if children
+        .keys()
+        .any(|k| !matches!(k, Key::Element { fields: f, .. } if f == fields))
+    {
+        return None;
+    }
+    let quoted = textdiff::quote_all(fields);
+    let mut kids = children.iter().peekable();
+    let mut first = true;
+    let mut sort = String::new();
+    let mut prev = String::new();
+    out.push('[');
+    for (n, elem) in base.elements().enumerate() {
+        let elem = elem.ok()?;
+        let text: &str = if fields.is_empty() {
+            elem.text
+        } else {
+            sort.clear();
+            sort.push('[');
+            for (i, v) in textdiff::key_values(elem, &quoted).ok()?.iter().enumerate() {
+                if i > 0 {
+                    sort.push(',');
+                }
+                sort.push_str(v.map_or("null", |v| v.text));
+            }
+            sort.push(']');
+            &sort
+        };
+        // Only an array in canonical order can take elements at their place in it.
+        if n > 0 && prev.as_str() >= text {
+            return None;
+        }
+        while let Some((Key::Element { sort: k, .. }, child)) = kids.peek() {
+            if k.as_str() >= text {
+                break;
+            }
+            emit_new(child, out, &mut first, |_| {})?;
+            kids.next();
+        }
+        match kids.peek() {
+            Some((Key::Element { sort: k, .. }, child)) if k == text => {
+                if !child.in_base {
+                    return None;
+                }
+                if !matches!(child.node, Node::Set(None)) {
+                    separate(out, &mut first);
+                    emit(Some(elem), &child.node, out)?;
+                }
+                kids.next();
+            }
+            _ => {
+                separate(out, &mut first);
+                out.push_str(elem.text);
+            }
+        }
+        prev.clear();
+        prev.push_str(text);
+    }
+    for (_, child) in kids {
+        emit_new(child, out, &mut first, |_| {})?;
+    }
+    out.push(']');
+    Some(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn step(path: &str, op: Op, new: Option<&str>) -> Step {
+        Step {
+            path: DocPath::parse(path).unwrap_or_default(),
+            op,
+            new: new.map(str::to_owned),
+        }
+    }
+
+    fn run(base: Option<&str>, steps: Vec<Step>) -> Option<Option<String>> {
+        replay(base, false, steps)
+    }
+
+    #[test]
+    fn members_and_elements_go_to_their_place() {
+        let base = r#"{"b":1,"items":[{"id":1,"x":1},{"id":3}],"tags":["a","c"]}"#;
+        let got = run(
+            Some(base),
+            vec![
+                step("/a", Op::Add, Some("0")),
+                step("/items[id=2]", Op::Add, Some(r#"{"id":2}"#)),
+                step("/items[id=1]/x", Op::Replace, Some("9")),
+                step("/tags[=\"b\"]", Op::Add, Some(r#""b""#)),
+                step("/tags[=\"a\"]", Op::Remove, None),
+                step("/c", Op::Add, Some("[]")),
+            ],
+        );
+        assert_eq!(
+            got,
+            Some(Some(
+                r#"{"a":0,"b":1,"c":[],"items":[{"id":1,"x":9},{"id":2},{"id":3}],"tags":["b","c"]}"#
+                    .to_owned()
+            ))
+        );
+    }
+
+    #[test]
+    fn a_change_inside_an_added_value_applies_to_it() {
+        let got = run(
+            Some(r#"{"a":1}"#),
+            vec![
+                step("/o", Op::Add, Some(r#"{"x":1}"#)),
+                step("/o/y", Op::Add, Some("2")),
+                step("/a", Op::Remove, None),
+                step("/a", Op::Add, Some("3")),
+            ],
+        );
+        assert_eq!(got, Some(Some(r#"{"a":3,"o":{"x":1,"y":2}}"#.to_owned())));
+        let whole = run(
+            None,
+            vec![step("", Op::Add, Some("[1]")), step("", Op::Remove, None)],
+        );
+        assert_eq!(whole, Some(None));
+    }
+
+    #[test]
+    fn what_does_not_fit_falls_back() {
+        // A change to a place that is not there, an add where there is a value, a move,
+        // a keyed change in an array out of order, text that is not canonical.
+        let base = r#"{"a":1,"l":[{"id":2},{"id":1}]}"#;
+        assert_eq!(
+            run(Some(base), vec![step("/z/q", Op::Replace, Some("1"))]),
+            None
+        );
+        assert_eq!(run(Some(base), vec![step("/z", Op::Remove, None)]), None);
+        assert_eq!(run(Some(base), vec![step("/a", Op::Add, Some("2"))]), None);
+        assert_eq!(
+            run(Some(base), vec![step("/b", Op::Move, Some(r#""/a""#))]),
+            None
+        );
+        assert_eq!(
+            run(
+                Some(base),
+                vec![step("/l[id=3]", Op::Add, Some(r#"{"id":3}"#))]
+            ),
+            None
+        );
+        assert_eq!(
+            run(
+                Some(r#"{ "a":1}"#),
+                vec![step("/a", Op::Replace, Some("2"))]
+            ),
+            None
+        );
+        assert_eq!(run(None, vec![step("/a", Op::Add, Some("2"))]), None);
+    }
+}
