@@ -91,11 +91,10 @@ impl Keys {
     /// a stored document hold sealed values, so only then do reads look for them.
     pub(crate) fn personal_seen(&self, hist: &Connection) -> Result<bool> {
         if !self.personal_seen.get() {
-            let seen: bool = hist.query_row(
-                "SELECT EXISTS (SELECT 1 FROM rule WHERE kind = 'personal')",
-                [],
-                |r| r.get(0),
-            )?;
+            // Asked on every read and write until the answer is yes: a cached statement.
+            let seen: bool = hist
+                .prepare_cached("SELECT EXISTS (SELECT 1 FROM rule WHERE kind = 'personal')")?
+                .query_row([], |r| r.get(0))?;
             self.personal_seen.set(seen);
         }
         Ok(self.personal_seen.get())
