@@ -43,6 +43,10 @@ pub struct AsOfText {
     pub text: Option<String>,
     /// The last transaction included (`None`: before any).
     pub tx: Option<i64>,
+    /// How many changes the read replayed (the checkpoint policy bounds it).
+    pub replayed: usize,
+    /// Which way it read.
+    pub direction: Direction,
     /// As [`AsOf::compacted`].
     pub compacted: Vec<Compaction>,
     /// True when the changes could not be replayed on the stored text (a `move`, an array
@@ -179,11 +183,21 @@ impl Repo {
     /// The document under `key` after transaction `bound` (and every one before it),
     /// read in whichever direction replays fewer changes.
     pub fn as_of_tx(&self, key: &str, bound: i64) -> Result<AsOf> {
-        self.as_of_tx_via(key, bound, None)
+        // Replayed on text (see `as_of_text`), then parsed once: cheaper than parsing the
+        // stored document and every change's values and replaying on the tree.
+        let read = self.as_of_text_via(key, bound, None)?;
+        Ok(AsOf {
+            doc: read.text.as_deref().map(parse_stored).transpose()?,
+            tx: read.tx,
+            replayed: read.replayed,
+            direction: read.direction,
+            compacted: read.compacted,
+        })
     }
 
-    /// [`Repo::as_of_tx`] forced to read in one direction (`None`: the cheaper one). Both
-    /// directions must agree; tests and `fsck`-style checks use this to prove it.
+    /// [`Repo::as_of_tx`] replayed on values, change by change, forced to read in one
+    /// direction (`None`: the cheaper one). Both directions must agree, and so must the
+    /// reads on text; tests use this as their reference.
     pub fn as_of_tx_via(&self, key: &str, bound: i64, via: Option<Direction>) -> Result<AsOf> {
         let mut found = self.as_of_tx_stored(key, bound, via)?;
         found.doc = self.unseal_doc(found.doc)?;
@@ -315,6 +329,8 @@ impl Repo {
             None => Ok(AsOfText {
                 text: None,
                 tx: None,
+                replayed: 0,
+                direction: Direction::Forward,
                 compacted: Vec::new(),
                 on_values: false,
             }),
@@ -337,67 +353,88 @@ impl Repo {
             .into_iter()
             .filter(|c| c.covers_tx(bound))
             .collect();
-        let text = match self.plan(key, bound)? {
-            Plan::Absent => None,
+        let (seq_now, target, ckpt_seq, ckpt_obj) = match self.plan(key, bound)? {
+            Plan::Absent => {
+                return Ok(AsOfText {
+                    text: None,
+                    tx: Some(bound),
+                    replayed: 0,
+                    direction: Direction::Forward,
+                    compacted,
+                    on_values: false,
+                });
+            }
             Plan::From {
                 seq_now,
                 target,
                 ckpt_seq,
                 ckpt_obj,
-            } => {
-                let backward = match via {
-                    Some(d) => d == Direction::Backward,
-                    None => seq_now - target <= target - ckpt_seq,
-                };
-                let replayed = if backward {
-                    let (text, hash): (Option<String>, Option<Vec<u8>>) = self.conn.cached_row(
-                        "SELECT doc, hash FROM doc WHERE key = ?1",
-                        [key],
-                        |r| Ok((r.get(0)?, r.get(1)?)),
-                    )?;
-                    let checked = text.as_deref().is_some_and(|t| {
-                        hash.as_deref() == Some(ObjectId::of(t.as_bytes()).0.as_slice())
-                    });
-                    let steps = self.steps_between(key, target, seq_now, true)?;
-                    crate::replay::replay(text.as_deref(), checked, steps)
-                } else {
-                    let (text, checked) = match &ckpt_obj {
-                        Some(id) => {
-                            let bytes = self
-                                .objects
-                                .get(id)
-                                .map_err(Error::io(self.objects.path_of(id)))?;
-                            let checked = ObjectId::of(&bytes) == *id;
-                            let text = String::from_utf8(bytes).map_err(|_| {
-                                Error::Corrupt(format!("object {id} is not UTF-8 text"))
-                            })?;
-                            (Some(text), checked)
-                        }
-                        None => (None, true),
-                    };
-                    let steps = self.steps_between(key, ckpt_seq, target, false)?;
-                    crate::replay::replay(text.as_deref(), checked, steps)
-                };
-                match replayed {
-                    Some(Some(text)) if text.contains(crate::shred::SEALED) => {
-                        let doc = self.unseal_doc(Some(parse_stored(&text)?))?;
-                        doc.as_ref().map(canon::to_canonical_string)
+            } => (seq_now, target, ckpt_seq, ckpt_obj),
+        };
+        let direction = match via {
+            Some(d) => d,
+            None if seq_now - target <= target - ckpt_seq => Direction::Backward,
+            None => Direction::Forward,
+        };
+        let (base, checked, steps) = match direction {
+            Direction::Backward => {
+                let (text, hash): (Option<String>, Option<Vec<u8>>) = self.conn.cached_row(
+                    "SELECT doc, hash FROM doc WHERE key = ?1",
+                    [key],
+                    |r| Ok((r.get(0)?, r.get(1)?)),
+                )?;
+                let checked = text.as_deref().is_some_and(|t| {
+                    hash.as_deref() == Some(ObjectId::of(t.as_bytes()).0.as_slice())
+                });
+                (
+                    text,
+                    checked,
+                    self.steps_between(key, target, seq_now, true)?,
+                )
+            }
+            Direction::Forward => {
+                let (text, checked) = match &ckpt_obj {
+                    Some(id) => {
+                        let bytes = self
+                            .objects
+                            .get(id)
+                            .map_err(Error::io(self.objects.path_of(id)))?;
+                        let checked = ObjectId::of(&bytes) == *id;
+                        let text = String::from_utf8(bytes).map_err(|_| {
+                            Error::Corrupt(format!("object {id} is not UTF-8 text"))
+                        })?;
+                        (Some(text), checked)
                     }
-                    Some(text) => text,
-                    // Not replayable on text: on values, which also names what is wrong.
-                    None => {
-                        on_values = true;
-                        let doc = self.as_of_tx_stored(key, bound, via)?.doc;
-                        self.unseal_doc(doc)?
-                            .as_ref()
-                            .map(canon::to_canonical_string)
-                    }
-                }
+                    None => (None, true),
+                };
+                (
+                    text,
+                    checked,
+                    self.steps_between(key, ckpt_seq, target, false)?,
+                )
+            }
+        };
+        let replayed = steps.len();
+        let text = match crate::replay::replay(base.as_deref(), checked, steps) {
+            Some(Some(text)) if text.contains(crate::shred::SEALED) => {
+                let doc = self.unseal_doc(Some(parse_stored(&text)?))?;
+                doc.as_ref().map(canon::to_canonical_string)
+            }
+            Some(text) => text,
+            // Not replayable on text: on values, which also names what is wrong.
+            None => {
+                on_values = true;
+                let doc = self.as_of_tx_stored(key, bound, Some(direction))?.doc;
+                self.unseal_doc(doc)?
+                    .as_ref()
+                    .map(canon::to_canonical_string)
             }
         };
         Ok(AsOfText {
             text,
             tx: Some(bound),
+            replayed,
+            direction,
             compacted,
             on_values,
         })

@@ -16,8 +16,9 @@ use serde_json::{Value, json};
 /// reason, op, change_path}, where change_path is where the setting change was recorded
 /// (the field itself, or a parent written whole).
 ///
-/// Blame reads the log once, newest first, and stops as soon as every field is answered
-/// for: it costs what the recent history costs, not what the whole history costs.
+/// Blame reads the log newest first and stops as soon as every field is answered for; a
+/// field that no recent change explains is looked up in an index of the log instead. Its
+/// cost follows the document and the recent history, not the length of the whole history.
 ///
 /// Examples:
 ///   hist blame customer/4411
