@@ -30,10 +30,12 @@
 //! how many rows were read. Values are never loaded from the log: a leaf's value is the
 //! document's.
 //!
-//! The stream stops after a few rows (`STREAM_ROWS`) even when leaves are left: each of
-//! those is looked up in the (key, path, seq) index instead, the newest change at the leaf
-//! or at one of its ancestors (or below it, for a container). A leaf that only the first
-//! write of a million-change history explains costs a few lookups, not a million rows.
+//! Once the stream has read a few rows (`STREAM_ROWS`) and the leaves still open cost less
+//! to look up (`LOOKUP_ROWS` rows' worth each) than the rest of the history does to read,
+//! each of them is looked up in the (key, path, seq) index instead: the newest change at
+//! the leaf or at one of its ancestors (or below it, for a container). A leaf that only the
+//! first write of a million-change history explains costs a few lookups, not a million
+//! rows.
 //!
 //! Renames are followed back (see `PathMap`; a key with renames reads the whole stream),
 //! and a leaf whose setter lies in a span that `hist gc` compacted says so
@@ -216,7 +218,7 @@ impl Repo {
             let text: String = row.get(2)?;
             let op: String = row.get(3)?;
             let op = Op::parse(&op).ok_or_else(|| Error::Corrupt(format!("unknown op {op:?}")))?;
-            let recorded = parse_stored(&text)?;
+            let recorded = stored_path(&text)?;
             let moved_from: Option<String> = row.get(4)?;
             let Some(change_path) = paths.map(&recorded, op, tx, moved_from.as_deref())? else {
                 continue;
@@ -304,7 +306,7 @@ impl Repo {
                     blame.rows_read += 1;
                     let op = Op::parse(&op)
                         .ok_or_else(|| Error::Corrupt(format!("unknown op {op:?}")))?;
-                    let setter = setters.of(id, tx, parse_stored(&text)?, op)?;
+                    let setter = setters.of(id, tx, stored_path(&text)?, op)?;
                     by_seq.insert(seq, setter.clone());
                     setter
                 }
@@ -337,7 +339,7 @@ pub enum BlameReads {
     LookupAfter(usize),
 }
 
-fn parse_stored(text: &str) -> Result<DocPath> {
+fn stored_path(text: &str) -> Result<DocPath> {
     DocPath::parse(text).map_err(|e| Error::Corrupt(format!("stored path {text:?}: {e}")))
 }
 

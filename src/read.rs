@@ -395,14 +395,8 @@ impl Repo {
             Direction::Forward => {
                 let (text, checked) = match &ckpt_obj {
                     Some(id) => {
-                        let bytes = self
-                            .objects
-                            .get(id)
-                            .map_err(Error::io(self.objects.path_of(id)))?;
-                        let checked = ObjectId::of(&bytes) == *id;
-                        let text = String::from_utf8(bytes).map_err(|_| {
-                            Error::Corrupt(format!("object {id} is not UTF-8 text"))
-                        })?;
+                        let text = self.object_text(id)?;
+                        let checked = ObjectId::of(text.as_bytes()) == *id;
                         (Some(text), checked)
                     }
                     None => (None, true),
@@ -470,27 +464,30 @@ impl Repo {
                 (true, Op::Remove) => Op::Add,
                 (_, op) => op,
             };
-            let new =
-                match (
-                    row.get::<_, Option<String>>(2)?,
-                    row.get::<_, Option<String>>(3)?,
-                ) {
-                    (_, Some(hex)) => {
-                        let id = ObjectId::from_hex(&hex)
-                            .ok_or_else(|| Error::Corrupt(format!("bad object id {hex:?}")))?;
-                        let bytes = self
-                            .objects
-                            .get(&id)
-                            .map_err(Error::io(self.objects.path_of(&id)))?;
-                        Some(String::from_utf8(bytes).map_err(|_| {
-                            Error::Corrupt(format!("object {id} is not UTF-8 text"))
-                        })?)
-                    }
-                    (text, None) => text,
-                };
+            let new = match (
+                row.get::<_, Option<String>>(2)?,
+                row.get::<_, Option<String>>(3)?,
+            ) {
+                (_, Some(hex)) => {
+                    let id = ObjectId::from_hex(&hex)
+                        .ok_or_else(|| Error::Corrupt(format!("bad object id {hex:?}")))?;
+                    Some(self.object_text(&id)?)
+                }
+                (text, None) => text,
+            };
             out.push(crate::replay::Step { path, op, new });
         }
         Ok(out)
+    }
+
+    /// A stored object's bytes as text (not checked to be JSON: the replay does that).
+    fn object_text(&self, id: &ObjectId) -> Result<String> {
+        let bytes = self
+            .objects
+            .get(id)
+            .map_err(Error::io(self.objects.path_of(id)))?;
+        String::from_utf8(bytes)
+            .map_err(|_| Error::Corrupt(format!("object {id} is not UTF-8 text")))
     }
 
     /// Changes of `key` with `after < seq <= upto`, oldest first (or newest first).

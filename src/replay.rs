@@ -12,12 +12,13 @@
 //! keeps object members in [`canon::compare_keys`] order, keyed elements in the order of
 //! their key's sort text and set elements in the order of their own text, and an added
 //! member or element goes where `diff::apply` puts it, at its place in that order. A change
-//! inside a value that an earlier change of the same replay set is applied to that value
-//! (parsed, with [`diff::apply`]).
+//! that lands inside a value an earlier change of the same replay wrote is applied to that
+//! value, parsed, with [`diff::apply`].
 //!
 //! Anything this does not handle, or that does not fit (a change to a place that is not
-//! there, an array not in canonical order, a `move`), gives `None`: the caller replays on
-//! values instead, which reports a log that does not replay as such.
+//! there, an array not in canonical order, a `move`, a value or a base text that is not
+//! canonical JSON), gives `None`: the caller replays on values instead, which reports a log
+//! that does not replay as such.
 
 use crate::canon;
 use crate::diff;
@@ -178,6 +179,10 @@ impl Edits {
         match (change.op, node.present(in_base)) {
             (Op::Add, true) | (Op::Remove | Op::Replace, false) => return None,
             _ => {}
+        }
+        // A value is spliced into the output as it stands: it must be canonical JSON.
+        if let Some(text) = &change.new {
+            textdiff::validate(text).ok()?;
         }
         *node = Node::Set(change.new.map(Set::Text));
         Some(())

@@ -254,3 +254,37 @@ proptest! {
         text_equals_values(&data);
     }
 }
+
+/// A stored change value that is not JSON (edited outside hist) makes an as-of read that
+/// replays it an error, on text as on values: never a document with the bytes spliced in.
+#[test]
+fn a_damaged_change_value_is_an_error_on_text_too() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut repo = Repo::init(dir.path()).unwrap();
+    let actor = Actor::parse("test:damage").unwrap();
+    for (i, doc) in [json!({"a": 1, "b": [1]}), json!({"a": 2, "b": [1]})]
+        .into_iter()
+        .enumerate()
+    {
+        let mut txn = repo
+            .begin(TxOptions::new(actor.clone(), "write", Timestamp(i as i64)))
+            .unwrap();
+        txn.put("k", doc).unwrap();
+        txn.commit().unwrap();
+    }
+    let db = rusqlite::Connection::open(dir.path().join(".hist/hist.db")).unwrap();
+    // The change at version 2 (tx 2): its new value read going forward, its old value
+    // going back from the current document to tx 1.
+    db.execute(
+        "UPDATE change_log SET new = '{\"a\":', old = '[' WHERE key = 'k' AND seq = 2",
+        [],
+    )
+    .unwrap();
+    drop(db);
+    let repo = Repo::open(dir.path()).unwrap();
+    for (tx, via) in [(2, Direction::Forward), (1, Direction::Backward)] {
+        assert!(repo.as_of_tx_via("k", tx, Some(via)).is_err(), "{via:?}");
+        let read = repo.as_of_text_via("k", tx, Some(via));
+        assert!(read.is_err(), "{via:?}: {read:?}");
+    }
+}
