@@ -787,11 +787,12 @@ fn json_pointer(doc: Option<&Value>, segs: &[Segment], op: Op) -> Result<String,
                 cur = here.get(name);
             }
             (Segment::Keyed(_) | Segment::Member(_), Value::Array(items)) => {
-                let pos = items.iter().position(|e| match seg {
-                    Segment::Keyed(key) => key_matches(e, key),
-                    Segment::Member(m) => e == m,
-                    Segment::Field(_) => false,
-                });
+                let pos = match seg {
+                    // A binary search where the array is in canonical order.
+                    Segment::Keyed(key) => find_keyed(items, key),
+                    Segment::Member(m) => items.iter().position(|e| e == m),
+                    Segment::Field(_) => None,
+                };
                 let idx = match (pos, is_last && matches!(op, Op::Add | Op::Move)) {
                     (Some(p), false) => p,
                     (None, true) => {

@@ -192,3 +192,54 @@ const FUZZ_REGRESSIONS: &[&[u8]] = &[
         161, 8, 3, 1, 0, 0, 130, 166, 57, 41, 0, 80, 0, 11, 7, 34, 83, 7, 201, 126, 192, 16,
     ],
 ];
+
+/// A document with a keyed array long enough for binary searches (`/items` by `id`, with
+/// composite-keyed `variants`) and a set.
+fn long_doc() -> impl Strategy<Value = Value> {
+    let item = (
+        0u32..400,
+        0u8..4,
+        prop::collection::btree_set(0u8..30, 0..20),
+    )
+        .prop_map(|(id, price, variants)| {
+            let variants: Vec<Value> = variants
+                .into_iter()
+                .map(|v| serde_json::json!({"sku": format!("s{}", v % 7), "id": v, "n": v % 3}))
+                .collect();
+            serde_json::json!({"id": id, "price": price, "variants": variants})
+        });
+    (
+        prop::collection::vec(item, 0..60),
+        prop::collection::btree_set("[a-e]", 0..25),
+    )
+        .prop_map(|(items, tags)| {
+            let mut seen = std::collections::BTreeSet::new();
+            let items: Vec<Value> = items
+                .into_iter()
+                .filter(|i| seen.insert(i["id"].as_u64()))
+                .collect();
+            serde_json::json!({"items": items, "tags": tags.into_iter().collect::<Vec<_>>()})
+        })
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(200))]
+
+    /// The JSON Patch export of a diff, applied by an independent RFC 6902 implementation
+    /// (the json-patch crate), turns A into B: positional pointers stay right in arrays
+    /// long enough to be searched by halves.
+    #[test]
+    fn json_patch_of_long_arrays_turns_a_into_b(a in long_doc(), b in long_doc()) {
+        let rules = rules();
+        let mut warnings = Vec::new();
+        let (mut a, mut b) = (a, b);
+        canonicalize(&mut a, &rules, &mut warnings);
+        canonicalize(&mut b, &rules, &mut warnings);
+        let d = diff(Some(&a), Some(&b), &rules);
+        let patch = hist::diff::to_json_patch(Some(&a), &d.changes).unwrap();
+        let patch: json_patch::Patch = serde_json::from_value(Value::Array(patch)).unwrap();
+        let mut doc = a.clone();
+        json_patch::patch(&mut doc, &patch).unwrap();
+        prop_assert_eq!(doc, b);
+    }
+}
