@@ -553,18 +553,27 @@ pub struct Commit {
 /// ingest never builds a tree of either version.
 enum DocState {
     Text(Option<String>),
-    Value(Option<Value>),
+    /// A document a write made, with its canonical text (written once, for its hash and
+    /// for storing).
+    Both(Option<Value>, Option<String>),
 }
 
 impl DocState {
+    /// The state of a document a write made, and the hash of its canonical text.
+    fn made(value: Option<Value>) -> (Self, Option<Vec<u8>>) {
+        let text = value.as_ref().map(canon::to_canonical_string);
+        let hash = text.as_ref().map(|t| ObjectId::of(t.as_bytes()).0.to_vec());
+        (DocState::Both(value, text), hash)
+    }
+
     /// The parsed document (parsing the text the first time).
     fn value(&mut self) -> Result<Option<&Value>> {
         if let DocState::Text(text) = self {
             let parsed = text.as_deref().map(parse_stored).transpose()?;
-            *self = DocState::Value(parsed);
+            *self = DocState::Both(parsed, text.take());
         }
         Ok(match self {
-            DocState::Value(v) => v.as_ref(),
+            DocState::Both(v, _) => v.as_ref(),
             DocState::Text(_) => None,
         })
     }
@@ -572,8 +581,7 @@ impl DocState {
     /// The canonical text, for storing.
     fn into_text(self) -> Option<String> {
         match self {
-            DocState::Text(text) => text,
-            DocState::Value(v) => v.as_ref().map(canon::to_canonical_string),
+            DocState::Text(text) | DocState::Both(_, text) => text,
         }
     }
 }
@@ -662,8 +670,7 @@ impl Txn<'_> {
         next: Option<Value>,
     ) -> Result<()> {
         let p = self.pending(key)?;
-        p.hash = next.as_ref().map(|v| canon::hash(v).0.to_vec());
-        p.doc = DocState::Value(next);
+        (p.doc, p.hash) = DocState::made(next);
         p.input = None;
         p.changes.extend(changes.iter().map(ChangeText::of));
         Ok(())
@@ -786,8 +793,7 @@ impl Txn<'_> {
     ) -> Result<Vec<Change>> {
         let p = self.pending(key)?;
         let d = diff::diff(p.doc.value()?, next.as_ref(), rules);
-        p.hash = next.as_ref().map(|v| canon::hash(v).0.to_vec());
-        p.doc = DocState::Value(next);
+        (p.doc, p.hash) = DocState::made(next);
         p.input = None;
         self.record_diff(key, d, warnings)
     }
@@ -940,22 +946,14 @@ impl Txn<'_> {
             return Ok(PutOutcome::Unchanged);
         }
         let p = self.pending(key)?;
-        let (changes, diffing) = match &mut p.doc {
-            DocState::Text(old) => {
-                // Stored text with the hash recorded beside it is what this store wrote:
-                // canonical, so hashing it again is all the checking it needs.
-                let own = old.as_deref().is_some_and(|t| {
-                    p.hash.as_deref() == Some(ObjectId::of(t.as_bytes()).0.as_slice())
-                });
-                let d =
-                    textdiff::diff_own_text(old.as_deref(), own, &text, rules).map_err(corrupt)?;
-                (d.changes, d.warnings)
-            }
-            DocState::Value(old) => {
-                let d = diff::diff(old.as_ref(), Some(&parse_stored(&text)?), rules);
-                (d.changes.iter().map(ChangeText::of).collect(), d.warnings)
-            }
-        };
+        let (DocState::Text(old) | DocState::Both(_, old)) = &p.doc;
+        // Text with the hash recorded beside it is what this store (or this transaction)
+        // wrote: canonical, so hashing it again is all the checking it needs.
+        let own = old
+            .as_deref()
+            .is_some_and(|t| p.hash.as_deref() == Some(ObjectId::of(t.as_bytes()).0.as_slice()));
+        let d = textdiff::diff_own_text(old.as_deref(), own, &text, rules).map_err(corrupt)?;
+        let (changes, diffing) = (d.changes, d.warnings);
         p.hash = Some(hash.0.to_vec());
         p.doc = DocState::Text(Some(text));
         p.input = None;
