@@ -288,3 +288,34 @@ fn a_damaged_change_value_is_an_error_on_text_too() {
         assert!(read.is_err(), "{via:?}: {read:?}");
     }
 }
+
+/// A snapshot after a field write of the same document in the same transaction is diffed
+/// against what that write made (as text), and the log replays to it.
+#[test]
+fn a_snapshot_after_a_write_in_the_same_transaction() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut repo = Repo::init(dir.path()).unwrap();
+    let actor = Actor::parse("test:mixed").unwrap();
+    let mut txn = repo
+        .begin(TxOptions::new(actor.clone(), "write", Timestamp(1)))
+        .unwrap();
+    txn.set("k", &DocPath::parse("/a").unwrap(), json!({"x": 1}))
+        .unwrap();
+    let outcome = txn.put("k", json!({"a": {"x": 2}, "b": true})).unwrap();
+    assert_eq!(outcome, hist::PutOutcome::Changed(2));
+    let commit = txn.commit().unwrap();
+    let paths: Vec<String> = commit
+        .changes
+        .iter()
+        .map(|(_, c)| format!("{} {}", c.op.as_str(), c.path))
+        .collect();
+    assert_eq!(paths, ["add ", "replace /a/x", "add /b"]);
+    let tx = commit.tx.unwrap().id;
+    assert_eq!(
+        repo.as_of_tx_via("k", tx, Some(Direction::Forward))
+            .unwrap()
+            .doc,
+        Some(json!({"a": {"x": 2}, "b": true}))
+    );
+    assert!(repo.fsck().unwrap().ok());
+}
