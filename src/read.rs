@@ -55,18 +55,27 @@ pub struct AsOfText {
     pub on_values: bool,
 }
 
-/// Where an as-of read starts.
-enum Plan {
-    /// Nothing to read: the key holds nothing then.
-    Absent,
-    /// Version `target` is wanted; the current one is `seq_now`; the nearest checkpoint
-    /// at or before `target` is version `ckpt_seq` (0 and `None`: none, start from empty).
-    From {
-        seq_now: i64,
-        target: i64,
-        ckpt_seq: i64,
-        ckpt_obj: Option<ObjectId>,
-    },
+/// Where an as-of read starts: version `target` is wanted; the current one is `seq_now`;
+/// the nearest checkpoint at or before `target` is version `ckpt_seq` (0 and `None`: none,
+/// start from empty).
+struct Start {
+    seq_now: i64,
+    target: i64,
+    ckpt_seq: i64,
+    ckpt_obj: Option<ObjectId>,
+}
+
+impl Start {
+    /// `via`, or the direction that replays fewer changes.
+    fn direction(&self, via: Option<Direction>) -> Direction {
+        match via {
+            Some(d) => d,
+            None if self.seq_now - self.target <= self.target - self.ckpt_seq => {
+                Direction::Backward
+            }
+            None => Direction::Forward,
+        }
+    }
 }
 
 /// Which way an as-of read reconstructed the document.
@@ -216,70 +225,65 @@ impl Repo {
         bound: i64,
         via: Option<Direction>,
     ) -> Result<AsOf> {
-        let absent = |direction| AsOf {
-            doc: None,
-            tx: Some(bound),
-            replayed: 0,
-            direction,
-            compacted: Vec::new(),
-        };
-        let (seq_now, target, ckpt_seq, ckpt_obj) = match self.plan(key, bound)? {
-            Plan::Absent => return Ok(absent(Direction::Forward)),
-            Plan::From {
-                seq_now,
-                target,
-                ckpt_seq,
-                ckpt_obj,
-            } => (seq_now, target, ckpt_seq, ckpt_obj),
-        };
-        let backward = seq_now - target;
-        let forward = target - ckpt_seq;
-        let go_backward = match via {
-            Some(d) => d == Direction::Backward,
-            None => backward <= forward,
-        };
-        if go_backward {
-            let mut doc = self.current_stored(key)?;
-            let changes = self.changes_between(key, target, seq_now, true)?;
-            for change in &changes {
-                diff::apply(&mut doc, &change.inverse()).map_err(|e| replay_error(key, &e))?;
-            }
-            Ok(AsOf {
-                doc,
+        match self.plan(key, bound)? {
+            None => Ok(AsOf {
+                doc: None,
                 tx: Some(bound),
-                replayed: changes.len(),
-                direction: Direction::Backward,
-                compacted: Vec::new(),
-            })
-        } else {
-            let mut doc = match ckpt_obj {
-                Some(id) => Some(self.load_object(&id)?),
-                None => None,
-            };
-            let changes = self.changes_between(key, ckpt_seq, target, false)?;
-            for change in &changes {
-                diff::apply(&mut doc, change).map_err(|e| replay_error(key, &e))?;
-            }
-            Ok(AsOf {
-                doc,
-                tx: Some(bound),
-                replayed: changes.len(),
+                replayed: 0,
                 direction: Direction::Forward,
                 compacted: Vec::new(),
-            })
+            }),
+            Some(start) => self.replay_values(key, bound, &start, start.direction(via)),
         }
+    }
+
+    /// The read from `start` in `direction`, replayed on values.
+    fn replay_values(
+        &self,
+        key: &str,
+        bound: i64,
+        start: &Start,
+        direction: Direction,
+    ) -> Result<AsOf> {
+        let (mut doc, changes) = match direction {
+            Direction::Backward => (
+                self.current_stored(key)?,
+                self.changes_between(key, start.target, start.seq_now, true)?,
+            ),
+            Direction::Forward => (
+                match &start.ckpt_obj {
+                    Some(id) => Some(self.load_object(id)?),
+                    None => None,
+                },
+                self.changes_between(key, start.ckpt_seq, start.target, false)?,
+            ),
+        };
+        for change in &changes {
+            let change = match direction {
+                Direction::Backward => &change.inverse(),
+                Direction::Forward => change,
+            };
+            diff::apply(&mut doc, change).map_err(|e| replay_error(key, &e))?;
+        }
+        Ok(AsOf {
+            doc,
+            tx: Some(bound),
+            replayed: changes.len(),
+            direction,
+            compacted: Vec::new(),
+        })
     }
 
     /// Where an as-of read of `key` after transaction `bound` starts: the versions now,
     /// wanted and of the nearest checkpoint at or before it (with its object).
-    fn plan(&self, key: &str, bound: i64) -> Result<Plan> {
+    fn plan(&self, key: &str, bound: i64) -> Result<Option<Start>> {
         // The current text is read only when the replay starts from it (going backward).
         let seq_now: Option<i64> = self
             .conn
             .cached_row("SELECT seq FROM doc WHERE key = ?1", [key], |r| r.get(0))
             .optional()?;
         let Some(seq_now) = seq_now else {
-            return Ok(Plan::Absent);
+            return Ok(None);
         };
         let target: i64 = self
             .conn
@@ -292,7 +296,7 @@ impl Repo {
             .optional()?
             .unwrap_or(0);
         if target == 0 {
-            return Ok(Plan::Absent);
+            return Ok(None);
         }
         let (ckpt_seq, ckpt_obj): (i64, Option<String>) = self
             .conn
@@ -310,12 +314,12 @@ impl Repo {
                     .ok_or_else(|| Error::Corrupt(format!("checkpoint object id {hex:?}")))
             })
             .transpose()?;
-        Ok(Plan::From {
+        Ok(Some(Start {
             seq_now,
             target,
             ckpt_seq,
             ckpt_obj,
-        })
+        }))
     }
 
     /// The document under `key` as of `when`, as canonical text (personal values
@@ -347,35 +351,22 @@ impl Repo {
         bound: i64,
         via: Option<Direction>,
     ) -> Result<AsOfText> {
-        let mut on_values = false;
         let compacted = self
             .compactions(key)?
             .into_iter()
             .filter(|c| c.covers_tx(bound))
             .collect();
-        let (seq_now, target, ckpt_seq, ckpt_obj) = match self.plan(key, bound)? {
-            Plan::Absent => {
-                return Ok(AsOfText {
-                    text: None,
-                    tx: Some(bound),
-                    replayed: 0,
-                    direction: Direction::Forward,
-                    compacted,
-                    on_values: false,
-                });
-            }
-            Plan::From {
-                seq_now,
-                target,
-                ckpt_seq,
-                ckpt_obj,
-            } => (seq_now, target, ckpt_seq, ckpt_obj),
+        let Some(start) = self.plan(key, bound)? else {
+            return Ok(AsOfText {
+                text: None,
+                tx: Some(bound),
+                replayed: 0,
+                direction: Direction::Forward,
+                compacted,
+                on_values: false,
+            });
         };
-        let direction = match via {
-            Some(d) => d,
-            None if seq_now - target <= target - ckpt_seq => Direction::Backward,
-            None => Direction::Forward,
-        };
+        let direction = start.direction(via);
         let (base, checked, steps) = match direction {
             Direction::Backward => {
                 let (text, hash): (Option<String>, Option<Vec<u8>>) = self.conn.cached_row(
@@ -386,14 +377,11 @@ impl Repo {
                 let checked = text.as_deref().is_some_and(|t| {
                     hash.as_deref() == Some(ObjectId::of(t.as_bytes()).0.as_slice())
                 });
-                (
-                    text,
-                    checked,
-                    self.steps_between(key, target, seq_now, true)?,
-                )
+                let steps = self.steps_between(key, start.target, start.seq_now, true)?;
+                (text, checked, steps)
             }
             Direction::Forward => {
-                let (text, checked) = match &ckpt_obj {
+                let (text, checked) = match &start.ckpt_obj {
                     Some(id) => {
                         let text = self.object_text(id)?;
                         let checked = ObjectId::of(text.as_bytes()) == *id;
@@ -401,27 +389,22 @@ impl Repo {
                     }
                     None => (None, true),
                 };
-                (
-                    text,
-                    checked,
-                    self.steps_between(key, ckpt_seq, target, false)?,
-                )
+                let steps = self.steps_between(key, start.ckpt_seq, start.target, false)?;
+                (text, checked, steps)
             }
         };
         let replayed = steps.len();
-        let text = match crate::replay::replay(base.as_deref(), checked, steps) {
+        let (text, on_values) = match crate::replay::replay(base.as_deref(), checked, steps) {
             Some(Some(text)) if text.contains(crate::shred::SEALED) => {
                 let doc = self.unseal_doc(Some(parse_stored(&text)?))?;
-                doc.as_ref().map(canon::to_canonical_string)
+                (doc.as_ref().map(canon::to_canonical_string), false)
             }
-            Some(text) => text,
+            Some(text) => (text, false),
             // Not replayable on text: on values, which also names what is wrong.
             None => {
-                on_values = true;
-                let doc = self.as_of_tx_stored(key, bound, Some(direction))?.doc;
-                self.unseal_doc(doc)?
-                    .as_ref()
-                    .map(canon::to_canonical_string)
+                let doc = self.replay_values(key, bound, &start, direction)?.doc;
+                let doc = self.unseal_doc(doc)?;
+                (doc.as_ref().map(canon::to_canonical_string), true)
             }
         };
         Ok(AsOfText {
