@@ -175,18 +175,17 @@ impl Repo {
         blame: &mut Blame,
         reads: BlameReads,
     ) -> Result<()> {
-        // The newest change included: two lookups in the (key, tx) index (`max(seq) …
-        // WHERE tx <= ?` alone would scan every row of the key; `+seq` keeps SQLite from
-        // walking the (key, seq) index down from the newest change instead).
+        // The newest change included: the last of the newest transaction of the key.
         let top: i64 = self.conn.cached_row(
-            "SELECT coalesce(max(+seq), 0) FROM change_log WHERE key = ?1 AND tx =
-                (SELECT max(tx) FROM change_log WHERE key = ?1 AND tx <= ?2)",
+            "SELECT coalesce((SELECT last_seq FROM version
+                WHERE key_id = (SELECT id FROM change_key WHERE key = ?1) AND tx <= ?2
+                ORDER BY tx DESC LIMIT 1), 0)",
             params![key, bound.unwrap_or(i64::MAX)],
             |r| r.get(0),
         )?;
         let mut stmt = self.conn.prepare_cached(
             "SELECT id, tx, path, op, CASE WHEN op = 'move' THEN old END, seq FROM change_log
-             WHERE key = ?1 AND seq <= ?2 ORDER BY seq DESC",
+             WHERE key_id = (SELECT id FROM change_key WHERE key = ?1) AND seq <= ?2 ORDER BY seq DESC",
         )?;
         let mut rows = stmt.query(params![key, top])?;
         let mut setters = Setters {
@@ -262,7 +261,8 @@ impl Repo {
                 return Ok(seq);
             }
             let seq: Option<i64> = self.conn.cached_row(
-                "SELECT max(seq) FROM change_log WHERE key = ?1 AND path = ?2 AND seq <= ?3",
+                "SELECT max(seq) FROM change_log
+                 WHERE key_id = (SELECT id FROM change_key WHERE key = ?1) AND path = ?2 AND seq <= ?3",
                 params![key, text, top],
                 |r| r.get(0),
             )?;
@@ -284,10 +284,10 @@ impl Repo {
                     // Two ranges of the (key, path, seq) index (`+seq`: not the
                     // (key, seq) index, which would read every row of the key).
                     "SELECT max(s) FROM (
-                        SELECT max(seq) AS s FROM change_log WHERE key = ?1
+                        SELECT max(seq) AS s FROM change_log WHERE key_id = (SELECT id FROM change_key WHERE key = ?1)
                             AND path > ?2 || '/' AND path < ?2 || '0' AND +seq <= ?3
                         UNION ALL
-                        SELECT max(seq) FROM change_log WHERE key = ?1
+                        SELECT max(seq) FROM change_log WHERE key_id = (SELECT id FROM change_key WHERE key = ?1)
                             AND path > ?2 || '[' AND path < ?2 || '\\' AND +seq <= ?3)",
                     params![key, text, top],
                     |r| r.get(0),
@@ -299,7 +299,8 @@ impl Repo {
                 Some(setter) => setter.clone(),
                 None => {
                     let (id, tx, text, op): (i64, i64, String, String) = self.conn.cached_row(
-                        "SELECT id, tx, path, op FROM change_log WHERE key = ?1 AND seq = ?2",
+                        "SELECT id, tx, path, op FROM change_log
+                         WHERE key_id = (SELECT id FROM change_key WHERE key = ?1) AND seq = ?2",
                         params![key, seq],
                         |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)),
                     )?;

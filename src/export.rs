@@ -48,8 +48,8 @@ impl Repo {
         };
         let sql = format!(
             "SELECT t.id, t.at, t.actor, t.reason, t.kind,
-                    c.id, c.key, c.path, c.op, c.old, c.new, c.old_obj, c.new_obj
-             FROM change_log c JOIN tx t ON t.id = c.tx
+                    c.id, k.key, c.path, c.op, c.old, c.new, c.old_obj, c.new_obj
+             FROM change_log c JOIN change_key k ON k.id = c.key_id JOIN tx t ON t.id = c.tx
              WHERE {cond} ORDER BY c.id"
         );
         let mut stmt = self.conn.prepare(&sql).map_err(Error::from)?;

@@ -42,7 +42,10 @@ pub(crate) fn tx_hash(conn: &Connection, id: i64) -> Result<[u8; 32]> {
         feed(&mut h, field.as_deref().map(str::as_bytes));
     }
     let mut stmt = conn.prepare_cached(
-        "SELECT key, seq, path, op, old, new, old_obj, new_obj FROM change_log WHERE tx = ?1 ORDER BY id",
+        "SELECT k.key, c.seq, c.path, c.op, c.old, c.new, c.old_obj, c.new_obj
+         FROM version v JOIN change_key k ON k.id = v.key_id
+         JOIN change_log c ON c.key_id = v.key_id AND c.seq BETWEEN v.first_seq AND v.last_seq
+         WHERE v.tx = ?1 ORDER BY c.id",
     )?;
     let mut rows = stmt.query([id])?;
     while let Some(r) = rows.next()? {
@@ -150,16 +153,39 @@ impl Repo {
         let rows: Vec<(i64, Vec<u8>)> = stmt
             .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?
             .collect::<rusqlite::Result<_>>()?;
+        // The hash reads a transaction's change rows through `version`: a row added outside
+        // hist, or moved to another transaction or key, is not in it; this finds those.
+        let stray: Option<i64> = self.conn.query_row(
+            "SELECT min(tx) FROM (
+                 SELECT tx FROM (
+                     SELECT key_id, tx, min(seq), max(seq), count(*) FROM change_log
+                     GROUP BY key_id, tx
+                     EXCEPT
+                     SELECT key_id, tx, first_seq, last_seq, last_seq - first_seq + 1
+                     FROM version)
+                 UNION ALL
+                 SELECT tx FROM (
+                     SELECT key_id, tx, first_seq, last_seq, last_seq - first_seq + 1
+                     FROM version
+                     EXCEPT
+                     SELECT key_id, tx, min(seq), max(seq), count(*) FROM change_log
+                     GROUP BY key_id, tx))",
+            [],
+            |r| r.get(0),
+        )?;
         let mut last_at = String::new();
         report.head = rows
             .last()
             .map(|(id, hash)| (*id, hash.iter().map(|b| format!("{b:02x}")).collect()));
+        let altered = |id: i64| {
+            format!("transaction {id} does not match its hash: its rows were altered outside hist")
+        };
+        let mut found = false;
         for (id, stored) in rows {
             report.transactions += 1;
-            if tx_hash(&self.conn, id)?.as_slice() != stored.as_slice() {
-                report.problems.push(format!(
-                    "transaction {id} does not match its hash: its rows were altered outside hist"
-                ));
+            if stray == Some(id) || tx_hash(&self.conn, id)?.as_slice() != stored.as_slice() {
+                report.problems.push(altered(id));
+                found = true;
                 break;
             }
             let at: String = self
@@ -171,6 +197,10 @@ impl Repo {
                 ));
             }
             last_at = at;
+        }
+        if let Some(id) = stray.filter(|_| !found) {
+            // Rows of a transaction that is not in the log.
+            report.problems.push(altered(id));
         }
         self.check_head(report)
     }
@@ -230,7 +260,8 @@ impl Repo {
 
     fn check_replay(&self, report: &mut FsckReport) -> Result<()> {
         let mut orphans = self.conn.prepare(
-            "SELECT DISTINCT key FROM change_log WHERE key NOT IN (SELECT key FROM doc) ORDER BY key",
+            "SELECT key FROM change_key WHERE key NOT IN (SELECT key FROM doc)
+                 AND id IN (SELECT key_id FROM change_log) ORDER BY key",
         )?;
         let orphans: Vec<String> = orphans
             .query_map([], |r| r.get(0))?
@@ -258,7 +289,8 @@ impl Repo {
             let mut next_ckpt = checkpoints.iter().peekable();
             let mut doc = None;
             let mut stmt = self.conn.prepare_cached(
-                "SELECT seq, path, op, old, new, old_obj, new_obj FROM change_log WHERE key = ?1 ORDER BY seq",
+                "SELECT seq, path, op, old, new, old_obj, new_obj FROM change_log
+                 WHERE key_id = (SELECT id FROM change_key WHERE key = ?1) ORDER BY seq",
             )?;
             let mut rows = stmt.query([&key])?;
             let mut expected_seq = 0;

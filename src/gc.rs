@@ -377,7 +377,7 @@ fn plan(conn: &Connection, objects: &Objects, rules: &[Rule], at: Timestamp) -> 
         let oldest: Option<String> = conn
             .query_row(
                 "SELECT t.at FROM change_log c JOIN tx t ON t.id = c.tx
-                 WHERE c.key = ?1 ORDER BY c.seq LIMIT 1",
+                 WHERE c.key_id = (SELECT id FROM change_key WHERE key = ?1) ORDER BY c.seq LIMIT 1",
                 [key],
                 |r| r.get(0),
             )
@@ -401,7 +401,7 @@ fn plan(conn: &Connection, objects: &Objects, rules: &[Rule], at: Timestamp) -> 
         let mut doc: Option<Value> = None;
         let mut stmt = conn.prepare_cached(
             "SELECT c.id, c.tx, t.at, c.path, c.op, c.old, c.new, c.old_obj, c.new_obj
-             FROM change_log c JOIN tx t ON t.id = c.tx WHERE c.key = ?1 ORDER BY c.seq",
+             FROM change_log c JOIN tx t ON t.id = c.tx WHERE c.key_id = (SELECT id FROM change_key WHERE key = ?1) ORDER BY c.seq",
         )?;
         let mut rows = stmt.query([key])?;
         while let Some(r) = rows.next()? {
@@ -531,7 +531,7 @@ fn rewrite_key(conn: &Connection, objects: &Objects, kp: &KeyPlan) -> Result<Che
     {
         let rows: Vec<(i64, i64)> = {
             let mut stmt =
-                conn.prepare_cached("SELECT id, seq FROM change_log WHERE key = ?1 ORDER BY seq")?;
+                conn.prepare_cached("SELECT id, seq FROM change_log WHERE key_id = (SELECT id FROM change_key WHERE key = ?1) ORDER BY seq")?;
             stmt.query_map([key], |r| Ok((r.get(0)?, r.get(1)?)))?
                 .collect::<rusqlite::Result<_>>()?
         };
@@ -546,6 +546,16 @@ fn rewrite_key(conn: &Connection, objects: &Objects, kp: &KeyPlan) -> Result<Che
         }
     }
     conn.execute("DELETE FROM checkpoint WHERE key = ?1", [key])?;
+    conn.execute(
+        "DELETE FROM version WHERE key_id = (SELECT id FROM change_key WHERE key = ?1)",
+        [key],
+    )?;
+    conn.execute(
+        "INSERT INTO version (key_id, tx, first_seq, last_seq)
+         SELECT key_id, tx, min(seq), max(seq) FROM change_log
+         WHERE key_id = (SELECT id FROM change_key WHERE key = ?1) GROUP BY tx",
+        [key],
+    )?;
     let mut rebuild = Rebuild {
         conn,
         objects,
@@ -561,7 +571,7 @@ fn rewrite_key(conn: &Connection, objects: &Objects, kp: &KeyPlan) -> Result<Che
     let mut last: Option<(i64, i64)> = None;
     let mut stmt = conn.prepare_cached(
         "SELECT seq, tx, path, op, old, new, old_obj, new_obj FROM change_log
-         WHERE key = ?1 ORDER BY seq",
+         WHERE key_id = (SELECT id FROM change_key WHERE key = ?1) ORDER BY seq",
     )?;
     let mut rows = stmt.query([key])?;
     while let Some(r) = rows.next()? {

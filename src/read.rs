@@ -288,8 +288,9 @@ impl Repo {
         let target: i64 = self
             .conn
             .cached_row(
-                "SELECT seq FROM change_log WHERE key = ?1 AND tx <= ?2
-                 ORDER BY tx DESC, seq DESC LIMIT 1",
+                "SELECT last_seq FROM version
+                 WHERE key_id = (SELECT id FROM change_key WHERE key = ?1) AND tx <= ?2
+                 ORDER BY tx DESC LIMIT 1",
                 params![key, bound],
                 |r| r.get(0),
             )
@@ -428,10 +429,10 @@ impl Repo {
     ) -> Result<Vec<crate::replay::Step>> {
         let sql = if backward {
             "SELECT path, op, old, old_obj FROM change_log
-             WHERE key = ?1 AND seq > ?2 AND seq <= ?3 ORDER BY seq DESC"
+             WHERE key_id = (SELECT id FROM change_key WHERE key = ?1) AND seq > ?2 AND seq <= ?3 ORDER BY seq DESC"
         } else {
             "SELECT path, op, new, new_obj FROM change_log
-             WHERE key = ?1 AND seq > ?2 AND seq <= ?3 ORDER BY seq"
+             WHERE key_id = (SELECT id FROM change_key WHERE key = ?1) AND seq > ?2 AND seq <= ?3 ORDER BY seq"
         };
         let mut stmt = self.conn.prepare_cached(sql)?;
         let mut rows = stmt.query(params![key, after, upto])?;
@@ -483,10 +484,10 @@ impl Repo {
     ) -> Result<Vec<Change>> {
         let sql = if newest_first {
             "SELECT path, op, old, new, old_obj, new_obj FROM change_log
-             WHERE key = ?1 AND seq > ?2 AND seq <= ?3 ORDER BY seq DESC"
+             WHERE key_id = (SELECT id FROM change_key WHERE key = ?1) AND seq > ?2 AND seq <= ?3 ORDER BY seq DESC"
         } else {
             "SELECT path, op, old, new, old_obj, new_obj FROM change_log
-             WHERE key = ?1 AND seq > ?2 AND seq <= ?3 ORDER BY seq"
+             WHERE key_id = (SELECT id FROM change_key WHERE key = ?1) AND seq > ?2 AND seq <= ?3 ORDER BY seq"
         };
         let mut stmt = self.conn.prepare_cached(sql)?;
         let rows = stmt.query_map(params![key, after, upto], |r| raw_change(r, 0))?;
@@ -588,7 +589,7 @@ impl Repo {
                     t.id, t.at, t.actor, t.reason, t.kind";
         let select = format!(
             "{columns} FROM change_log c INDEXED BY change_key_path
-             JOIN tx t ON t.id = c.tx WHERE c.key = ?1"
+             JOIN tx t ON t.id = c.tx WHERE c.key_id = (SELECT id FROM change_key WHERE key = ?1)"
         );
         let bounds = "AND +c.seq > ?4 AND +c.seq <= ?5";
         // With renames, moves are selected whatever their path: one may have moved the
@@ -596,7 +597,7 @@ impl Repo {
         let moves = if with_moves {
             format!(
                 "UNION ALL {columns} FROM change_log c JOIN tx t ON t.id = c.tx
-                 WHERE c.key = ?1 AND c.op = 'move' AND NOT {PATH_MATCH} {bounds}"
+                 WHERE c.key_id = (SELECT id FROM change_key WHERE key = ?1) AND c.op = 'move' AND NOT {PATH_MATCH} {bounds}"
             )
         } else {
             String::new()
@@ -766,10 +767,20 @@ impl Repo {
             )
         };
         if filter.key.is_some() || filter.path.is_some() {
-            let mut sub = "SELECT 1 FROM change_log c WHERE c.tx = t.id".to_owned();
+            let mut sub = "SELECT 1 FROM version v".to_owned();
+            if filter.path.is_some() {
+                sub.push_str(
+                    " JOIN change_log c
+                      ON c.key_id = v.key_id AND c.seq BETWEEN v.first_seq AND v.last_seq",
+                );
+            }
+            sub.push_str(" WHERE v.tx = t.id");
             if let Some(key) = &filter.key {
                 args.push(Box::new(key.clone()));
-                sub.push_str(&format!(" AND c.key = ?{}", args.len()));
+                sub.push_str(&format!(
+                    " AND v.key_id = (SELECT id FROM change_key WHERE key = ?{})",
+                    args.len()
+                ));
             }
             if let Some(path) = &filter.path {
                 let (anc, p) = path_args(path);
@@ -824,7 +835,7 @@ impl Repo {
         let limit = sql_limit.map_or(-1, |n| i64::try_from(n).unwrap_or(i64::MAX));
         let sql = format!(
             "SELECT t.id, t.at, t.actor, t.reason, t.kind,
-                    (SELECT count(*) FROM change_log c WHERE c.tx = t.id)
+                    (SELECT coalesce(sum(last_seq - first_seq + 1), 0) FROM version v WHERE v.tx = t.id)
              FROM tx t WHERE {} ORDER BY t.id DESC LIMIT {limit}",
             wheres.join(" AND ")
         );
@@ -875,8 +886,10 @@ impl Repo {
         path: Option<&DocPath>,
     ) -> Result<Vec<LoggedChange>> {
         let mut stmt = self.conn.prepare_cached(
-            "SELECT c.id, c.key, c.path, c.op, c.old, c.new, c.old_obj, c.new_obj
-             FROM change_log c WHERE c.tx = ?1 ORDER BY c.id",
+            "SELECT c.id, k.key, c.path, c.op, c.old, c.new, c.old_obj, c.new_obj
+             FROM version v JOIN change_key k ON k.id = v.key_id
+             JOIN change_log c ON c.key_id = v.key_id AND c.seq BETWEEN v.first_seq AND v.last_seq
+             WHERE v.tx = ?1 ORDER BY c.id",
         )?;
         let rows = stmt.query_map([tx.id], |r| {
             Ok((

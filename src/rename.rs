@@ -294,11 +294,14 @@ impl Repo {
     /// The moves recorded in `key`'s log, newest first.
     pub(crate) fn moves(&self, key: &str) -> Result<Vec<MoveRow>> {
         let mut stmt = self.conn.prepare_cached(
-            // Driven by the (few) rename transactions, each looked up on the (key, tx)
-            // index: never a scan of the key's log, however long.
+            // Driven by the (few) rename transactions, each looked up in `version`: never
+            // a scan of the key's log, however long.
             "SELECT c.seq, c.tx, c.path, c.op, c.old, c.new, c.old_obj, c.new_obj
              FROM (SELECT DISTINCT tx FROM rename) r
-             CROSS JOIN change_log c ON c.key = ?1 AND c.tx = r.tx
+             CROSS JOIN version v
+                 ON v.key_id = (SELECT id FROM change_key WHERE key = ?1) AND v.tx = r.tx
+             CROSS JOIN change_log c
+                 ON c.key_id = v.key_id AND c.seq BETWEEN v.first_seq AND v.last_seq
              WHERE c.op = 'move'
              ORDER BY c.seq DESC",
         )?;

@@ -1047,10 +1047,11 @@ impl Txn<'_> {
                 params![info.id, at, info.actor, info.reason, info.kind],
             )?;
             let mut insert = sql.prepare_cached(
-                "INSERT INTO change_log (tx, key, seq, path, op, old, new, old_obj, new_obj)
+                "INSERT INTO change_log (tx, key_id, seq, path, op, old, new, old_obj, new_obj)
                  VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
             )?;
             for p in pending.into_iter().filter(|p| !p.changes.is_empty()) {
+                let key_id = store::key_id(&sql, &p.key)?;
                 let mut seq = p.seq;
                 let mut bytes = 0i64;
                 for change in &p.changes {
@@ -1060,7 +1061,7 @@ impl Txn<'_> {
                     bytes += i64::try_from(old.len + new.len).unwrap_or(i64::MAX);
                     insert.execute(params![
                         info.id,
-                        p.key,
+                        key_id,
                         seq,
                         change.path.to_string(),
                         change.op.as_str(),
@@ -1070,6 +1071,10 @@ impl Txn<'_> {
                         new.obj
                     ])?;
                 }
+                sql.cached_exec(
+                    "INSERT INTO version (key_id, tx, first_seq, last_seq) VALUES (?1, ?2, ?3, ?4)",
+                    params![key_id, info.id, p.seq + 1, seq],
+                )?;
                 let text = p.doc.into_text();
                 let doc_len = text
                     .as_ref()

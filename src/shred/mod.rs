@@ -469,7 +469,8 @@ pub(crate) fn check_no_plaintext(
     let parsed = PathPattern::parse(pattern)?;
     let target = parsed.segments();
     let mut stmt = conn.prepare(
-        "SELECT key, path, op, old, new, old_obj, new_obj, tx FROM change_log ORDER BY id",
+        "SELECT k.key, c.path, c.op, c.old, c.new, c.old_obj, c.new_obj, c.tx
+         FROM change_log c JOIN change_key k ON k.id = c.key_id ORDER BY c.id",
     )?;
     let mut rows = stmt.query([])?;
     let mut count = 0;

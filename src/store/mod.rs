@@ -13,6 +13,7 @@ const MIGRATIONS: &[&str] = &[
     include_str!("sql/0004_personal.sql"),
     include_str!("sql/0005_input.sql"),
     include_str!("sql/0006_path_seq.sql"),
+    include_str!("sql/0007_key_ids.sql"),
 ];
 
 /// Statements run through the connection's cache of prepared statements (writes and reads
@@ -43,6 +44,21 @@ impl Cached for Connection {
     fn cached_exec(&self, sql: &str, params: impl rusqlite::Params) -> rusqlite::Result<usize> {
         self.prepare_cached(sql)?.execute(params)
     }
+}
+
+/// The number `change_log` names `key` by: given to the key with its first change.
+pub(crate) fn key_id(conn: &Connection, key: &str) -> rusqlite::Result<i64> {
+    use rusqlite::OptionalExtension;
+    let found = conn
+        .cached_row("SELECT id FROM change_key WHERE key = ?1", [key], |r| {
+            r.get(0)
+        })
+        .optional()?;
+    if let Some(id) = found {
+        return Ok(id);
+    }
+    conn.cached_exec("INSERT INTO change_key (key) VALUES (?1)", [key])?;
+    Ok(conn.last_insert_rowid())
 }
 
 /// Values whose canonical text is longer than this are stored as objects, once.

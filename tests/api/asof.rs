@@ -276,7 +276,7 @@ fn a_damaged_change_value_is_an_error_on_text_too() {
     // The change at version 2 (tx 2): its new value read going forward, its old value
     // going back from the current document to tx 1.
     db.execute(
-        "UPDATE change_log SET new = '{\"a\":', old = '[' WHERE key = 'k' AND seq = 2",
+        "UPDATE change_log SET new = '{\"a\":', old = '[' WHERE key_id = (SELECT id FROM change_key WHERE key = 'k') AND seq = 2",
         [],
     )
     .unwrap();

@@ -121,10 +121,11 @@ fn shape_of(reason: &str) -> Shape {
 fn check_log(conn: &Connection, reported: &BTreeMap<i64, usize>) {
     let mut stmt = conn
         .prepare(
-            "SELECT t.id, t.reason, c.key, count(c.id),
-                    (SELECT count(*) FROM change_log e WHERE e.key = c.key AND e.tx < t.id)
+            "SELECT t.id, t.reason, k.key, count(c.id),
+                    (SELECT count(*) FROM change_log e WHERE e.key_id = c.key_id AND e.tx < t.id)
              FROM tx t LEFT JOIN change_log c ON c.tx = t.id
-             GROUP BY t.id, c.key ORDER BY t.id",
+             LEFT JOIN change_key k ON k.id = c.key_id
+             GROUP BY t.id, c.key_id ORDER BY t.id",
         )
         .unwrap();
     type Row = (i64, Option<String>, Option<String>, i64, i64);

@@ -263,7 +263,7 @@ fn large_values_are_stored_once_as_objects() {
     assert_eq!(
         sql(
             &env,
-            "SELECT count(*) FROM change_log a JOIN change_log b ON b.seq = a.seq + 1 AND b.key = a.key WHERE a.new_obj = b.old_obj"
+            "SELECT count(*) FROM change_log a JOIN change_log b ON b.seq = a.seq + 1 AND b.key_id = a.key_id WHERE a.new_obj = b.old_obj"
         ),
         "1"
     );

@@ -65,16 +65,47 @@ fn first_altered(env: &TestEnv, tx: i64) {
 fn every_kind_of_row_edit_names_the_first_altered_transaction() {
     let tx_of_feed_change = "(SELECT min(id) FROM change_log WHERE tx = 5)";
     let cases: Vec<(String, i64)> = vec![
-        ("UPDATE change_log SET new = '\"free\"' WHERE tx = 2".into(), 2),
-        (format!("DELETE FROM change_log WHERE id = {tx_of_feed_change}"), 5),
         (
-            "INSERT INTO change_log (tx, key, seq, path, op, new) VALUES (2, 'k', 99, '/x', 'add', '1')"
+            "UPDATE change_log SET new = '\"free\"' WHERE tx = 2".into(),
+            2,
+        ),
+        (
+            format!("DELETE FROM change_log WHERE id = {tx_of_feed_change}"),
+            5,
+        ),
+        (
+            "INSERT INTO change_log (tx, key_id, seq, path, op, new)
+             VALUES (2, (SELECT id FROM change_key WHERE key = 'k'), 99, '/x', 'add', '1')"
                 .into(),
             2,
         ),
-        ("UPDATE change_log SET path = '/tier' WHERE tx = 1".into(), 1),
-        ("UPDATE change_log SET key = 'k2' WHERE tx = 6".into(), 6),
-        ("UPDATE tx SET actor = 'user:mallory' WHERE id = 2".into(), 2),
+        (
+            "PRAGMA foreign_keys = OFF;
+             INSERT INTO change_log (tx, key_id, seq, path, op, new)
+             VALUES (99, (SELECT id FROM change_key WHERE key = 'k'), 99, '/x', 'add', '1')"
+                .into(),
+            99,
+        ),
+        (
+            "UPDATE change_log SET path = '/tier' WHERE tx = 1".into(),
+            1,
+        ),
+        (
+            "INSERT INTO change_key (key) VALUES ('k2');
+             UPDATE change_log SET key_id = last_insert_rowid() WHERE tx = 6"
+                .into(),
+            6,
+        ),
+        ("UPDATE change_log SET tx = 4 WHERE tx = 5".into(), 4),
+        ("DELETE FROM version WHERE tx = 5".into(), 5),
+        (
+            "UPDATE version SET last_seq = last_seq + 1 WHERE tx = 2".into(),
+            2,
+        ),
+        (
+            "UPDATE tx SET actor = 'user:mallory' WHERE id = 2".into(),
+            2,
+        ),
         ("UPDATE tx SET reason = NULL WHERE id = 2".into(), 2),
         (
             "UPDATE tx SET at = '2020-01-01T00:00:00.000000Z' WHERE id = 4".into(),
@@ -127,8 +158,8 @@ fn a_log_cut_short_is_found_through_head() {
     // so the chain and the replay are both consistent.
     sql(
         &env,
-        "DELETE FROM change_log WHERE tx = 6; DELETE FROM doc WHERE key = 'tail';
-         DELETE FROM tx WHERE id = 6;",
+        "DELETE FROM change_log WHERE tx = 6; DELETE FROM version WHERE tx = 6;
+         DELETE FROM doc WHERE key = 'tail'; DELETE FROM tx WHERE id = 6;",
     );
     assert_eq!(
         problems(&env),
