@@ -74,3 +74,34 @@ fn a_schema_6_store_answers_as_it_did() {
     let fsck = ask(&env, &["fsck".into()]);
     assert!(fsck.ends_with(": ok\n"), "{fsck}");
 }
+
+#[test]
+fn two_processes_opening_an_old_store_at_once_migrate_it_once() {
+    use std::process::Stdio;
+    let env = old_store();
+    let spawn = || {
+        let mut cmd = env.command(&["show", "customer/4411", "--json"]);
+        cmd.env("HIST_NOW", NOW)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
+        cmd.spawn().unwrap()
+    };
+    let (a, b) = (spawn(), spawn());
+    for child in [a, b] {
+        let out = child.wait_with_output().unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(out.status.success(), "{stderr}");
+        assert!(String::from_utf8_lossy(&out.stdout).contains("\"team\""));
+    }
+    let fsck = ask(&env, &["fsck".into()]);
+    assert!(fsck.ends_with(": ok\n"), "{fsck}");
+    let versions = ask(&env, &["sql".into(), "SELECT count(*) FROM version".into()]);
+    let changes = ask(
+        &env,
+        &[
+            "sql".into(),
+            "SELECT count(DISTINCT key || ' ' || tx) FROM changes".into(),
+        ],
+    );
+    assert_eq!(versions.lines().last(), changes.lines().last());
+}
