@@ -9,6 +9,36 @@ use std::path::{Path, PathBuf};
 
 const LEVEL: i32 = 3;
 
+/// Objects up to this size (as their frame states it, which `put` always records) are
+/// decompressed in one call, into a buffer of that size; larger ones, or frames that do
+/// not state it, are streamed.
+const ONE_CALL: u64 = 256 << 20;
+
+thread_local! {
+    /// One decompression context per thread, reused: making one for every object (as
+    /// `zstd::stream::decode_all` does) cost more than decompressing a small checkpoint.
+    static DECOMPRESSOR: std::cell::RefCell<Option<zstd::bulk::Decompressor<'static>>> =
+        const { std::cell::RefCell::new(None) };
+}
+
+fn decompress(compressed: &[u8]) -> io::Result<Vec<u8>> {
+    let stated = zstd::zstd_safe::get_frame_content_size(compressed)
+        .ok()
+        .flatten();
+    let Some(size) = stated.filter(|&n| n <= ONE_CALL) else {
+        return zstd::stream::decode_all(compressed);
+    };
+    DECOMPRESSOR.with(|slot| {
+        let mut slot = slot.borrow_mut();
+        let d = match &mut *slot {
+            Some(d) => d,
+            empty => empty.insert(zstd::bulk::Decompressor::new()?),
+        };
+        // `size` is at most ONE_CALL, which fits a usize on every platform hist builds for.
+        d.decompress(compressed, usize::try_from(size).unwrap_or(usize::MAX))
+    })
+}
+
 /// Content-addressed blobs under one directory.
 #[derive(Debug, Clone)]
 pub(crate) struct Objects {
@@ -51,7 +81,7 @@ impl Objects {
     /// Reads and decompresses an object.
     pub(crate) fn get(&self, id: &ObjectId) -> io::Result<Vec<u8>> {
         let compressed = fs::read(self.path_of(id))?;
-        zstd::stream::decode_all(compressed.as_slice())
+        decompress(&compressed)
     }
 
     /// Every object file's id (files that are not named like objects are skipped).
@@ -71,5 +101,37 @@ impl Objects {
             }
         }
         Ok(ids)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn objects_read_back_whether_or_not_their_frame_states_its_size() {
+        let dir = tempfile::tempdir().unwrap();
+        let objects = Objects::new(dir.path().to_owned());
+        let text = br#"{"items":[1,2,3],"name":"x"}"#.repeat(1000);
+        let id = objects.put(&text).unwrap();
+        assert_eq!(objects.get(&id).unwrap(), text);
+        // Twice: the second read reuses the thread's decompression context.
+        assert_eq!(objects.get(&id).unwrap(), text);
+        // A frame written by a streaming encoder does not state its size.
+        let mut streamed = zstd::stream::Encoder::new(Vec::new(), LEVEL).unwrap();
+        streamed.write_all(&text).unwrap();
+        let streamed = streamed.finish().unwrap();
+        assert_eq!(
+            zstd::zstd_safe::get_frame_content_size(&streamed)
+                .ok()
+                .flatten(),
+            None
+        );
+        assert_eq!(decompress(&streamed).unwrap(), text);
+        // Damaged bytes are an error, not a panic.
+        let mut damaged = fs::read(objects.path_of(&id)).unwrap();
+        let last = damaged.len() - 1;
+        damaged.truncate(last);
+        assert!(decompress(&damaged).is_err());
     }
 }
