@@ -175,14 +175,8 @@ impl Repo {
         blame: &mut Blame,
         reads: BlameReads,
     ) -> Result<()> {
-        // The newest change included: the last of the newest transaction of the key.
-        let top: i64 = self.conn.cached_row(
-            "SELECT coalesce((SELECT last_seq FROM version
-                WHERE key_id = (SELECT id FROM change_key WHERE key = ?1) AND tx <= ?2
-                ORDER BY tx DESC LIMIT 1), 0)",
-            params![key, bound.unwrap_or(i64::MAX)],
-            |r| r.get(0),
-        )?;
+        // The newest change included.
+        let top = self.version_at(key, bound.unwrap_or(i64::MAX))?;
         let mut stmt = self.conn.prepare_cached(
             "SELECT id, tx, path, op, CASE WHEN op = 'move' THEN old END, seq FROM change_log
              WHERE key_id = (SELECT id FROM change_key WHERE key = ?1) AND seq <= ?2 ORDER BY seq DESC",

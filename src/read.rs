@@ -274,6 +274,22 @@ impl Repo {
         })
     }
 
+    /// The version (`seq`) of `key` after transaction `bound`: the last change of the newest
+    /// transaction up to it that changed the key (0: none did).
+    pub(crate) fn version_at(&self, key: &str, bound: i64) -> Result<i64> {
+        Ok(self
+            .conn
+            .cached_row(
+                "SELECT last_seq FROM version
+                 WHERE key_id = (SELECT id FROM change_key WHERE key = ?1) AND tx <= ?2
+                 ORDER BY tx DESC LIMIT 1",
+                params![key, bound],
+                |r| r.get(0),
+            )
+            .optional()?
+            .unwrap_or(0))
+    }
+
     /// Where an as-of read of `key` after transaction `bound` starts: the versions now,
     /// wanted and of the nearest checkpoint at or before it (with its object).
     fn plan(&self, key: &str, bound: i64) -> Result<Option<Start>> {
@@ -285,17 +301,7 @@ impl Repo {
         let Some(seq_now) = seq_now else {
             return Ok(None);
         };
-        let target: i64 = self
-            .conn
-            .cached_row(
-                "SELECT last_seq FROM version
-                 WHERE key_id = (SELECT id FROM change_key WHERE key = ?1) AND tx <= ?2
-                 ORDER BY tx DESC LIMIT 1",
-                params![key, bound],
-                |r| r.get(0),
-            )
-            .optional()?
-            .unwrap_or(0);
+        let target = self.version_at(key, bound)?;
         if target == 0 {
             return Ok(None);
         }
