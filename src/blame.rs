@@ -132,35 +132,37 @@ impl Repo {
         path: Option<&DocPath>,
         reads: BlameReads,
     ) -> Result<Blame> {
-        let (doc, bound) = match when {
-            None => (self.current(key)?, None),
-            Some(when) => match self.resolve(when)? {
-                Some(tx) => (self.as_of_tx(key, tx)?.doc, Some(tx)),
-                None => (None, Some(0)),
-            },
-        };
-        let root = path.cloned().unwrap_or_default();
-        let rules = self.key_rules(key);
-        let mut blame = Blame {
-            key: key.to_owned(),
-            tx: bound,
-            document: doc.is_some(),
-            path: root.clone(),
-            value: doc
-                .as_ref()
-                .and_then(|d| diff::get(d, root.segments()))
-                .cloned(),
-            leaves: Vec::new(),
-            rows_read: 0,
-            rules,
-        };
-        let Some(value) = &blame.value else {
-            return Ok(blame);
-        };
-        let (mut tree, leaves) = Tree::of(value, &blame.rules, &root);
-        blame.leaves = leaves;
-        self.attribute(key, bound, &root, &mut tree, &mut blame, reads)?;
-        Ok(blame)
+        self.snapshot(|| {
+            let (doc, bound) = match when {
+                None => (self.current(key)?, None),
+                Some(when) => match self.resolve(when)? {
+                    Some(tx) => (self.as_of_tx(key, tx)?.doc, Some(tx)),
+                    None => (None, Some(0)),
+                },
+            };
+            let root = path.cloned().unwrap_or_default();
+            let rules = self.key_rules(key);
+            let mut blame = Blame {
+                key: key.to_owned(),
+                tx: bound,
+                document: doc.is_some(),
+                path: root.clone(),
+                value: doc
+                    .as_ref()
+                    .and_then(|d| diff::get(d, root.segments()))
+                    .cloned(),
+                leaves: Vec::new(),
+                rows_read: 0,
+                rules,
+            };
+            let Some(value) = &blame.value else {
+                return Ok(blame);
+            };
+            let (mut tree, leaves) = Tree::of(value, &blame.rules, &root);
+            blame.leaves = leaves;
+            self.attribute(key, bound, &root, &mut tree, &mut blame, reads)?;
+            Ok(blame)
+        })
     }
 
     /// Reads the log of `key` newest first and attributes leaves until none is left, or

@@ -889,7 +889,10 @@ impl Repo {
             ..plan
         };
         self.sweep_objects(&mut outcome)?;
-        self.conn.execute_batch("VACUUM")?;
+        // VACUUM copies the whole database into a temporary one: on disk, not in memory
+        // as the store's other temporary data is (`store::open`).
+        self.conn
+            .execute_batch("PRAGMA temp_store = FILE; VACUUM; PRAGMA temp_store = MEMORY;")?;
         self.conn
             .query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |_| Ok(()))?;
         outcome.db_bytes_after = db_size(&dir);

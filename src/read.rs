@@ -175,32 +175,36 @@ const PATH_MATCH: &str = "(c.path IN (SELECT value FROM json_each(?2)) OR c.path
 impl Repo {
     /// The document under `key` as of `when`.
     pub fn as_of(&self, key: &str, when: When) -> Result<AsOf> {
-        crate::model::check_key(key)?;
-        let bound = self.resolve(when)?;
-        match bound {
-            Some(tx) => self.as_of_tx(key, tx),
-            None => Ok(AsOf {
-                doc: None,
-                tx: None,
-                replayed: 0,
-                direction: Direction::Forward,
-                compacted: Vec::new(),
-            }),
-        }
+        self.snapshot(|| {
+            crate::model::check_key(key)?;
+            let bound = self.resolve(when)?;
+            match bound {
+                Some(tx) => self.as_of_tx(key, tx),
+                None => Ok(AsOf {
+                    doc: None,
+                    tx: None,
+                    replayed: 0,
+                    direction: Direction::Forward,
+                    compacted: Vec::new(),
+                }),
+            }
+        })
     }
 
     /// The document under `key` after transaction `bound` (and every one before it),
     /// read in whichever direction replays fewer changes.
     pub fn as_of_tx(&self, key: &str, bound: i64) -> Result<AsOf> {
-        // Replayed on text (see `as_of_text`), then parsed once: cheaper than parsing the
-        // stored document and every change's values and replaying on the tree.
-        let read = self.as_of_text_via(key, bound, None)?;
-        Ok(AsOf {
-            doc: read.text.as_deref().map(parse_stored).transpose()?,
-            tx: read.tx,
-            replayed: read.replayed,
-            direction: read.direction,
-            compacted: read.compacted,
+        self.snapshot(|| {
+            // Replayed on text (see `as_of_text`), then parsed once: cheaper than parsing the
+            // stored document and every change's values and replaying on the tree.
+            let read = self.as_of_text_via(key, bound, None)?;
+            Ok(AsOf {
+                doc: read.text.as_deref().map(parse_stored).transpose()?,
+                tx: read.tx,
+                replayed: read.replayed,
+                direction: read.direction,
+                compacted: read.compacted,
+            })
         })
     }
 
@@ -334,18 +338,20 @@ impl Repo {
     /// ([`crate::replay`]) instead of a tree wherever it can be, so that reading a large
     /// document as it was costs about what copying it does.
     pub fn as_of_text(&self, key: &str, when: When) -> Result<AsOfText> {
-        crate::model::check_key(key)?;
-        match self.resolve(when)? {
-            Some(bound) => self.as_of_text_via(key, bound, None),
-            None => Ok(AsOfText {
-                text: None,
-                tx: None,
-                replayed: 0,
-                direction: Direction::Forward,
-                compacted: Vec::new(),
-                on_values: false,
-            }),
-        }
+        self.snapshot(|| {
+            crate::model::check_key(key)?;
+            match self.resolve(when)? {
+                Some(bound) => self.as_of_text_via(key, bound, None),
+                None => Ok(AsOfText {
+                    text: None,
+                    tx: None,
+                    replayed: 0,
+                    direction: Direction::Forward,
+                    compacted: Vec::new(),
+                    on_values: false,
+                }),
+            }
+        })
     }
 
     /// [`Repo::as_of_text`] after transaction `bound`, forced to read in one direction
@@ -514,65 +520,67 @@ impl Repo {
     /// for `/account/billing/plan`) are followed the same way. Entries in a span compacted
     /// by `gc` are flagged.
     pub fn history(&self, key: &str, path: &DocPath) -> Result<Vec<HistoryEntry>> {
-        crate::model::check_key(key)?;
-        // Walk back from now. Each rename that moved the value now at `q` (a move at `q`
-        // or at an ancestor of it) ends a segment: older changes are looked up at the path
-        // the value had before the rename.
-        let mut q = path.clone();
-        let mut upto = i64::MAX;
-        let mut after = self
-            .current_stored(key)?
-            .and_then(|d| diff::get(&d, q.segments()).cloned());
-        let mut newest_first = Vec::new();
-        let moves = self.moves(key)?;
-        let with_moves = !moves.is_empty();
-        for m in moves {
-            let Some(rest) = q.strip_prefix(&m.to).map(<[_]>::to_vec) else {
-                continue;
-            };
-            let (entries, moved) =
-                self.history_between(key, &q, (m.seq, upto), after, with_moves)?;
-            newest_first.extend(entries);
-            let mut before = m.from.segments().to_vec();
-            before.extend(rest);
-            let before = DocPath::from_segments(before);
-            if moved.is_some() {
-                let tx = self
-                    .tx(m.tx)?
-                    .ok_or_else(|| Error::Corrupt(format!("{key}: no transaction {}", m.tx)))?;
-                newest_first.push(HistoryEntry {
-                    tx,
-                    path: q.clone(),
-                    change_path: m.to.clone(),
-                    op: Op::Move,
-                    old: moved.clone(),
-                    new: moved.clone(),
-                    compacted: false,
-                    moved: Some(Moved {
-                        from: before.clone(),
-                        to: q.clone(),
-                    }),
-                });
+        self.snapshot(|| {
+            crate::model::check_key(key)?;
+            // Walk back from now. Each rename that moved the value now at `q` (a move at `q`
+            // or at an ancestor of it) ends a segment: older changes are looked up at the path
+            // the value had before the rename.
+            let mut q = path.clone();
+            let mut upto = i64::MAX;
+            let mut after = self
+                .current_stored(key)?
+                .and_then(|d| diff::get(&d, q.segments()).cloned());
+            let mut newest_first = Vec::new();
+            let moves = self.moves(key)?;
+            let with_moves = !moves.is_empty();
+            for m in moves {
+                let Some(rest) = q.strip_prefix(&m.to).map(<[_]>::to_vec) else {
+                    continue;
+                };
+                let (entries, moved) =
+                    self.history_between(key, &q, (m.seq, upto), after, with_moves)?;
+                newest_first.extend(entries);
+                let mut before = m.from.segments().to_vec();
+                before.extend(rest);
+                let before = DocPath::from_segments(before);
+                if moved.is_some() {
+                    let tx = self
+                        .tx(m.tx)?
+                        .ok_or_else(|| Error::Corrupt(format!("{key}: no transaction {}", m.tx)))?;
+                    newest_first.push(HistoryEntry {
+                        tx,
+                        path: q.clone(),
+                        change_path: m.to.clone(),
+                        op: Op::Move,
+                        old: moved.clone(),
+                        new: moved.clone(),
+                        compacted: false,
+                        moved: Some(Moved {
+                            from: before.clone(),
+                            to: q.clone(),
+                        }),
+                    });
+                }
+                q = before;
+                upto = m.seq - 1;
+                after = moved;
             }
-            q = before;
-            upto = m.seq - 1;
-            after = moved;
-        }
-        let (entries, _) = self.history_between(key, &q, (0, upto), after, with_moves)?;
-        newest_first.extend(entries);
-        newest_first.reverse();
-        let spans = self.compactions(key)?;
-        for e in &mut newest_first {
-            e.compacted = e.moved.is_none()
-                && spans.iter().any(|c| {
-                    c.first_tx <= e.tx.id
-                        && e.tx.id <= c.last_tx
-                        && e.change_path.starts_with(&c.path)
-                });
-            e.old = self.unseal_doc(e.old.take())?;
-            e.new = self.unseal_doc(e.new.take())?;
-        }
-        Ok(newest_first)
+            let (entries, _) = self.history_between(key, &q, (0, upto), after, with_moves)?;
+            newest_first.extend(entries);
+            newest_first.reverse();
+            let spans = self.compactions(key)?;
+            for e in &mut newest_first {
+                e.compacted = e.moved.is_none()
+                    && spans.iter().any(|c| {
+                        c.first_tx <= e.tx.id
+                            && e.tx.id <= c.last_tx
+                            && e.change_path.starts_with(&c.path)
+                    });
+                e.old = self.unseal_doc(e.old.take())?;
+                e.new = self.unseal_doc(e.new.take())?;
+            }
+            Ok(newest_first)
+        })
     }
 
     /// The history of `path` among the changes `after_seq < seq <= upto`, newest first,
@@ -760,128 +768,130 @@ impl Repo {
 
     /// Transactions, newest first, filtered.
     pub fn log(&self, filter: &LogFilter) -> Result<Vec<LogEntry>> {
-        if let Some(key) = &filter.key {
-            crate::model::check_key(key)?;
-        }
-        let mut wheres = vec!["1 = 1".to_owned()];
-        let mut args: Vec<Box<dyn rusqlite::ToSql>> = Vec::new();
-        let path_args = |path: &DocPath| -> (String, String) {
-            let a: Vec<String> = path.ancestors().iter().map(ToString::to_string).collect();
-            (
-                serde_json::to_string(&a).unwrap_or_else(|_| "[]".into()),
-                path.to_string(),
-            )
-        };
-        if filter.key.is_some() || filter.path.is_some() {
-            let mut sub = "SELECT 1 FROM version v".to_owned();
-            if filter.path.is_some() {
-                sub.push_str(
-                    " JOIN change_log c
-                      ON c.key_id = v.key_id AND c.seq BETWEEN v.first_seq AND v.last_seq",
-                );
-            }
-            sub.push_str(" WHERE v.tx = t.id");
+        self.snapshot(|| {
             if let Some(key) = &filter.key {
-                args.push(Box::new(key.clone()));
-                sub.push_str(&format!(
-                    " AND v.key_id = (SELECT id FROM change_key WHERE key = ?{})",
-                    args.len()
-                ));
+                crate::model::check_key(key)?;
             }
-            if let Some(path) = &filter.path {
-                let (anc, p) = path_args(path);
-                args.push(Box::new(anc));
-                let a = args.len();
-                args.push(Box::new(p));
-                let b = args.len();
-                sub.push_str(&format!(
-                    " AND {}",
-                    PATH_MATCH
-                        .replace("?2", &format!("?{a}"))
-                        .replace("?3", &format!("?{b}"))
-                ));
-            }
-            wheres.push(format!("EXISTS ({sub})"));
-        }
-        if let Some(actor) = &filter.actor {
-            args.push(Box::new(actor.clone()));
-            wheres.push(format!("t.actor = ?{}", args.len()));
-        }
-        if let Some(since) = filter.since {
-            match since {
-                When::Tx(id) => args.push(Box::new(id)),
-                When::At(ts) => args.push(Box::new(ts.to_string())),
-            }
-            let col = if matches!(since, When::Tx(_)) {
-                "t.id"
-            } else {
-                "t.at"
+            let mut wheres = vec!["1 = 1".to_owned()];
+            let mut args: Vec<Box<dyn rusqlite::ToSql>> = Vec::new();
+            let path_args = |path: &DocPath| -> (String, String) {
+                let a: Vec<String> = path.ancestors().iter().map(ToString::to_string).collect();
+                (
+                    serde_json::to_string(&a).unwrap_or_else(|_| "[]".into()),
+                    path.to_string(),
+                )
             };
-            wheres.push(format!("{col} >= ?{}", args.len()));
-        }
-        if let Some(until) = filter.until {
-            match until {
-                When::Tx(id) => args.push(Box::new(id)),
-                When::At(ts) => args.push(Box::new(ts.to_string())),
+            if filter.key.is_some() || filter.path.is_some() {
+                let mut sub = "SELECT 1 FROM version v".to_owned();
+                if filter.path.is_some() {
+                    sub.push_str(
+                        " JOIN change_log c
+                          ON c.key_id = v.key_id AND c.seq BETWEEN v.first_seq AND v.last_seq",
+                    );
+                }
+                sub.push_str(" WHERE v.tx = t.id");
+                if let Some(key) = &filter.key {
+                    args.push(Box::new(key.clone()));
+                    sub.push_str(&format!(
+                        " AND v.key_id = (SELECT id FROM change_key WHERE key = ?{})",
+                        args.len()
+                    ));
+                }
+                if let Some(path) = &filter.path {
+                    let (anc, p) = path_args(path);
+                    args.push(Box::new(anc));
+                    let a = args.len();
+                    args.push(Box::new(p));
+                    let b = args.len();
+                    sub.push_str(&format!(
+                        " AND {}",
+                        PATH_MATCH
+                            .replace("?2", &format!("?{a}"))
+                            .replace("?3", &format!("?{b}"))
+                    ));
+                }
+                wheres.push(format!("EXISTS ({sub})"));
             }
-            let col = if matches!(until, When::Tx(_)) {
-                "t.id"
+            if let Some(actor) = &filter.actor {
+                args.push(Box::new(actor.clone()));
+                wheres.push(format!("t.actor = ?{}", args.len()));
+            }
+            if let Some(since) = filter.since {
+                match since {
+                    When::Tx(id) => args.push(Box::new(id)),
+                    When::At(ts) => args.push(Box::new(ts.to_string())),
+                }
+                let col = if matches!(since, When::Tx(_)) {
+                    "t.id"
+                } else {
+                    "t.at"
+                };
+                wheres.push(format!("{col} >= ?{}", args.len()));
+            }
+            if let Some(until) = filter.until {
+                match until {
+                    When::Tx(id) => args.push(Box::new(id)),
+                    When::At(ts) => args.push(Box::new(ts.to_string())),
+                }
+                let col = if matches!(until, When::Tx(_)) {
+                    "t.id"
+                } else {
+                    "t.at"
+                };
+                wheres.push(format!("{col} <= ?{}", args.len()));
+            }
+            // A path filter is refined in Rust (a write above the path counts only when it
+            // altered the value at the path), so the limit is applied after it.
+            let sql_limit = if filter.path.is_some() {
+                None
             } else {
-                "t.at"
+                filter.limit
             };
-            wheres.push(format!("{col} <= ?{}", args.len()));
-        }
-        // A path filter is refined in Rust (a write above the path counts only when it
-        // altered the value at the path), so the limit is applied after it.
-        let sql_limit = if filter.path.is_some() {
-            None
-        } else {
-            filter.limit
-        };
-        let limit = sql_limit.map_or(-1, |n| i64::try_from(n).unwrap_or(i64::MAX));
-        let sql = format!(
-            "SELECT t.id, t.at, t.actor, t.reason, t.kind,
-                    (SELECT coalesce(sum(last_seq - first_seq + 1), 0) FROM version v WHERE v.tx = t.id)
-             FROM tx t WHERE {} ORDER BY t.id DESC LIMIT {limit}",
-            wheres.join(" AND ")
-        );
-        let mut stmt = self.conn.prepare(&sql)?;
-        let params: Vec<&dyn rusqlite::ToSql> = args.iter().map(AsRef::as_ref).collect();
-        let rows = stmt.query_map(params.as_slice(), |r| {
-            Ok((tx_from_row(r)?, r.get::<_, i64>(5)?))
-        })?;
-        let mut out = Vec::new();
-        for row in rows {
-            let (tx, count) = row?;
-            out.push(LogEntry {
-                tx,
-                change_count: usize::try_from(count).unwrap_or(0),
-                changes: Vec::new(),
-            });
-        }
-        if filter.path.is_some() {
-            let mut kept = Vec::new();
-            for mut entry in out {
-                let changes =
-                    self.tx_changes(&entry.tx, filter.key.as_deref(), filter.path.as_ref())?;
-                if !changes.is_empty() {
-                    if filter.with_changes {
-                        entry.changes = changes;
+            let limit = sql_limit.map_or(-1, |n| i64::try_from(n).unwrap_or(i64::MAX));
+            let sql = format!(
+                "SELECT t.id, t.at, t.actor, t.reason, t.kind,
+                        (SELECT coalesce(sum(last_seq - first_seq + 1), 0) FROM version v WHERE v.tx = t.id)
+                 FROM tx t WHERE {} ORDER BY t.id DESC LIMIT {limit}",
+                wheres.join(" AND ")
+            );
+            let mut stmt = self.conn.prepare(&sql)?;
+            let params: Vec<&dyn rusqlite::ToSql> = args.iter().map(AsRef::as_ref).collect();
+            let rows = stmt.query_map(params.as_slice(), |r| {
+                Ok((tx_from_row(r)?, r.get::<_, i64>(5)?))
+            })?;
+            let mut out = Vec::new();
+            for row in rows {
+                let (tx, count) = row?;
+                out.push(LogEntry {
+                    tx,
+                    change_count: usize::try_from(count).unwrap_or(0),
+                    changes: Vec::new(),
+                });
+            }
+            if filter.path.is_some() {
+                let mut kept = Vec::new();
+                for mut entry in out {
+                    let changes =
+                        self.tx_changes(&entry.tx, filter.key.as_deref(), filter.path.as_ref())?;
+                    if !changes.is_empty() {
+                        if filter.with_changes {
+                            entry.changes = changes;
+                        }
+                        kept.push(entry);
                     }
-                    kept.push(entry);
+                    if filter.limit.is_some_and(|n| kept.len() >= n) {
+                        break;
+                    }
                 }
-                if filter.limit.is_some_and(|n| kept.len() >= n) {
-                    break;
+                return Ok(kept);
+            }
+            if filter.with_changes {
+                for entry in &mut out {
+                    entry.changes = self.tx_changes(&entry.tx, filter.key.as_deref(), None)?;
                 }
             }
-            return Ok(kept);
-        }
-        if filter.with_changes {
-            for entry in &mut out {
-                entry.changes = self.tx_changes(&entry.tx, filter.key.as_deref(), None)?;
-            }
-        }
-        Ok(out)
+            Ok(out)
+        })
     }
 
     /// The changes of one transaction, optionally only those of `key` at/above/below `path`.

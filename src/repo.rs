@@ -322,6 +322,24 @@ impl Repo {
         Ok(())
     }
 
+    /// Runs the read `f` in one SQLite read transaction, so that all its queries see one
+    /// state of the store even while another process commits, and the database is locked
+    /// and checked for changes once rather than once per query. Inside a transaction
+    /// (a batch, a write) `f` runs in that one.
+    pub(crate) fn snapshot<T>(&self, f: impl FnOnce() -> Result<T>) -> Result<T> {
+        if !self.conn.is_autocommit() {
+            return f();
+        }
+        self.conn.cached_exec("BEGIN DEFERRED", [])?;
+        let out = f();
+        // Nothing was written: ending the read cannot lose anything, and its own failure
+        // matters only when the read succeeded.
+        let end = self.conn.cached_exec("COMMIT", []);
+        let out = out?;
+        end?;
+        Ok(out)
+    }
+
     /// The last transaction included by `when` (`None`: before the first transaction).
     pub fn resolve(&self, when: When) -> Result<Option<i64>> {
         match when {
@@ -1272,5 +1290,69 @@ impl Drop for SqlTx<'_> {
             // transaction when the connection closes anyway.
             let _ = self.conn.execute_batch(sql);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn write(repo: &mut Repo, key: &str, doc: Value) {
+        let actor = Actor::parse("user:test").unwrap();
+        let mut txn = repo
+            .begin(TxOptions::new(actor, "write", Timestamp(1_000_000)))
+            .unwrap();
+        txn.put(key, doc).unwrap();
+        txn.commit().unwrap();
+    }
+
+    #[test]
+    fn a_read_sees_one_state_while_another_process_commits() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut reader = Repo::init(dir.path()).unwrap();
+        write(&mut reader, "k", serde_json::json!({"v": 1}));
+        let mut writer = Repo::open(dir.path()).unwrap();
+        let (before, after) = reader
+            .snapshot(|| {
+                let before = reader.current("k")?;
+                write(&mut writer, "k", serde_json::json!({"v": 2}));
+                Ok((before, reader.current("k")?))
+            })
+            .unwrap();
+        assert_eq!(before, after);
+        // The read ended: the next one sees the commit.
+        assert!(reader.conn.is_autocommit());
+        assert_eq!(
+            reader.current("k").unwrap(),
+            Some(serde_json::json!({"v": 2}))
+        );
+        // A failed read ends its transaction too.
+        let failed: Result<()> = reader.snapshot(|| Err(Error::Corrupt("test".into())));
+        assert!(failed.is_err());
+        assert!(reader.conn.is_autocommit());
+        // Inside a batch, a read runs in the batch and sees its writes.
+        reader.begin_batch().unwrap();
+        write(&mut reader, "k", serde_json::json!({"v": 3}));
+        let now = reader.snapshot(|| reader.current("k")).unwrap();
+        assert_eq!(now, Some(serde_json::json!({"v": 3})));
+        assert!(!reader.conn.is_autocommit());
+        reader.commit_batch().unwrap();
+    }
+
+    #[test]
+    fn temporary_data_is_kept_in_memory_except_for_vacuum() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut repo = Repo::init(dir.path()).unwrap();
+        write(&mut repo, "k", serde_json::json!({"v": 1}));
+        let temp_store = |repo: &Repo| -> i64 {
+            repo.conn
+                .query_row("PRAGMA temp_store", [], |r| r.get(0))
+                .unwrap()
+        };
+        assert_eq!(temp_store(&repo), 2, "MEMORY");
+        let actor = Actor::parse("user:test").unwrap();
+        repo.gc(TxOptions::new(actor, "gc", Timestamp(2_000_000)))
+            .unwrap();
+        assert_eq!(temp_store(&repo), 2, "MEMORY again after gc's VACUUM");
     }
 }

@@ -85,6 +85,9 @@ pub(crate) fn open_db(path: &Path, create: bool) -> rusqlite::Result<Connection>
     )?;
     // Every statement a write repeats stays prepared.
     conn.set_prepared_statement_cache_capacity(64);
+    // Temporary data in memory: above all the undo record of each savepoint (a
+    // transaction inside a batch), which SQLite otherwise writes to a file once it passes
+    // 64 KiB, and keeps writing there. gc's VACUUM switches back to a file (`gc.rs`).
     // A page cache of 16 MiB (SQLite's default is 2 MiB, and grows only as pages are
     // read): a large document read at the start of a write is still cached when the write
     // frees its pages, instead of being read from disk a second time.
@@ -92,7 +95,8 @@ pub(crate) fn open_db(path: &Path, create: bool) -> rusqlite::Result<Connection>
         "PRAGMA cache_size = -16384;
          PRAGMA synchronous = FULL;
          PRAGMA journal_size_limit = 8388608;
-         PRAGMA foreign_keys = ON;",
+         PRAGMA foreign_keys = ON;
+         PRAGMA temp_store = MEMORY;",
     )?;
     let mode: String = conn.query_row("PRAGMA journal_mode", [], |r| r.get(0))?;
     if !mode.eq_ignore_ascii_case("wal") {
