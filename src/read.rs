@@ -450,11 +450,17 @@ impl Repo {
         let mut rows = stmt.query(params![key, after, upto])?;
         let mut out = Vec::new();
         while let Some(row) = rows.next()? {
-            let path: String = row.get(0)?;
-            let op: String = row.get(1)?;
-            let path = DocPath::parse(&path)
+            // Path and op are read in place, not copied out.
+            let text = |i| {
+                row.get_ref(i)?
+                    .as_str()
+                    .map_err(|e| Error::Corrupt(format!("stored change of {key}: {e}")))
+            };
+            let path = text(0)?;
+            let path = DocPath::parse(path)
                 .map_err(|e| Error::Corrupt(format!("stored path {path:?}: {e}")))?;
-            let op = Op::parse(&op).ok_or_else(|| Error::Corrupt(format!("unknown op {op:?}")))?;
+            let op = text(1)?;
+            let op = Op::parse(op).ok_or_else(|| Error::Corrupt(format!("unknown op {op:?}")))?;
             let op = match (backward, op) {
                 (true, Op::Add) => Op::Remove,
                 (true, Op::Remove) => Op::Add,
@@ -569,6 +575,8 @@ impl Repo {
             newest_first.extend(entries);
             newest_first.reverse();
             let spans = self.compactions(key)?;
+            // Asked once: it cannot change within this read.
+            let personal = self.keys.personal_seen(&self.conn)?;
             for e in &mut newest_first {
                 e.compacted = e.moved.is_none()
                     && spans.iter().any(|c| {
@@ -576,8 +584,10 @@ impl Repo {
                             && e.tx.id <= c.last_tx
                             && e.change_path.starts_with(&c.path)
                     });
-                e.old = self.unseal_doc(e.old.take())?;
-                e.new = self.unseal_doc(e.new.take())?;
+                if personal {
+                    e.old = self.unseal_doc(e.old.take())?;
+                    e.new = self.unseal_doc(e.new.take())?;
+                }
             }
             Ok(newest_first)
         })
