@@ -1064,6 +1064,7 @@ impl Txn<'_> {
                 "INSERT INTO tx (id, at, actor, reason, kind, hash) VALUES (?1, ?2, ?3, ?4, ?5, x'')",
                 params![info.id, at, info.actor, info.reason, info.kind],
             )?;
+            let mut hasher = crate::fsck::TxHasher::begin(&sql, info.id)?;
             let mut insert = sql.prepare_cached(
                 "INSERT INTO change_log (tx, key_id, seq, path, op, old, new, old_obj, new_obj)
                  VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
@@ -1077,17 +1078,30 @@ impl Txn<'_> {
                     let old = encode_text(objects, change.old.as_deref().map(Into::into))?;
                     let new = encode_text(objects, change.new.as_deref().map(Into::into))?;
                     bytes += i64::try_from(old.len + new.len).unwrap_or(i64::MAX);
+                    let path = change.path.to_string();
                     insert.execute(params![
                         info.id,
                         key_id,
                         seq,
-                        change.path.to_string(),
+                        path,
                         change.op.as_str(),
                         old.text,
                         new.text,
                         old.obj,
                         new.obj
                     ])?;
+                    hasher.change(
+                        &p.key,
+                        seq,
+                        [
+                            Some(&path),
+                            Some(change.op.as_str()),
+                            old.text.as_deref(),
+                            new.text.as_deref(),
+                            old.obj.as_deref(),
+                            new.obj.as_deref(),
+                        ],
+                    );
                 }
                 sql.cached_exec(
                     "INSERT INTO version (key_id, tx, first_seq, last_seq) VALUES (?1, ?2, ?3, ?4)",
@@ -1158,7 +1172,8 @@ impl Txn<'_> {
             }
             crate::rename::insert_renames(&sql, info.id, &added_renames)?;
             crate::gc::insert_compactions(&sql, info.id, &compactions)?;
-            let hash = crate::fsck::tx_hash(&sql, info.id)?;
+            // The change rows were fed as they were inserted; fsck reads them back.
+            let hash = hasher.finish(&sql)?;
             sql.cached_exec(
                 "UPDATE tx SET hash = ?1 WHERE id = ?2",
                 params![hash.to_vec(), info.id],
