@@ -826,29 +826,19 @@ impl Repo {
                 args.push(Box::new(actor.clone()));
                 wheres.push(format!("t.actor = ?{}", args.len()));
             }
-            if let Some(since) = filter.since {
-                match since {
-                    When::Tx(id) => args.push(Box::new(id)),
-                    When::At(ts) => args.push(Box::new(ts.to_string())),
-                }
-                let col = if matches!(since, When::Tx(_)) {
-                    "t.id"
-                } else {
-                    "t.at"
+            for (bound, cmp) in [(filter.since, ">="), (filter.until, "<=")] {
+                let col = match bound {
+                    None => continue,
+                    Some(When::Tx(id)) => {
+                        args.push(Box::new(id));
+                        "t.id"
+                    }
+                    Some(When::At(ts)) => {
+                        args.push(Box::new(ts.to_string()));
+                        "t.at"
+                    }
                 };
-                wheres.push(format!("{col} >= ?{}", args.len()));
-            }
-            if let Some(until) = filter.until {
-                match until {
-                    When::Tx(id) => args.push(Box::new(id)),
-                    When::At(ts) => args.push(Box::new(ts.to_string())),
-                }
-                let col = if matches!(until, When::Tx(_)) {
-                    "t.id"
-                } else {
-                    "t.at"
-                };
-                wheres.push(format!("{col} <= ?{}", args.len()));
+                wheres.push(format!("{col} {cmp} ?{}", args.len()));
             }
             // A path filter is refined in Rust (a write above the path counts only when it
             // altered the value at the path), so the limit is applied after it.
