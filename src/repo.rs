@@ -1134,15 +1134,22 @@ impl Txn<'_> {
                     (p.ckpt_seq, count, weight)
                 };
                 // Delete, then insert: the old document's pages are free before the new
-                // one is written, so it reuses them (an upsert writes the new text first and
-                // leaves a document's worth of free pages behind).
-                sql.cached_exec("DELETE FROM doc WHERE key = ?1", [&p.key])?;
+                // one is written, so it reuses them (an update writes the new text first
+                // and leaves a document's worth of free pages behind). The row keeps its
+                // rowid, so documents stay in the order they were created.
+                let rowid: Option<i64> = sql
+                    .cached_row(
+                        "DELETE FROM doc WHERE key = ?1 RETURNING rowid",
+                        [&p.key],
+                        |r| r.get(0),
+                    )
+                    .optional()?;
                 sql.cached_exec(
-                    "INSERT INTO doc (key, doc, seq, tx, hash, ckpt_seq, ckpt_count, ckpt_bytes,
-                         input)
-                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
+                    "INSERT INTO doc (rowid, key, doc, seq, tx, hash, ckpt_seq, ckpt_count,
+                         ckpt_bytes, input)
+                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
                     params![
-                        p.key, text, seq, info.id, p.hash, ckpt_seq, ckpt_count, ckpt_bytes,
+                        rowid, p.key, text, seq, info.id, p.hash, ckpt_seq, ckpt_count, ckpt_bytes,
                         p.input
                     ],
                 )?;

@@ -14,6 +14,7 @@ const MIGRATIONS: &[&str] = &[
     include_str!("sql/0005_input.sql"),
     include_str!("sql/0006_path_seq.sql"),
     include_str!("sql/0007_key_ids.sql"),
+    include_str!("sql/0008_doc_rowid.sql"),
 ];
 
 /// Statements run through the connection's cache of prepared statements (writes and reads

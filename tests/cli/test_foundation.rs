@@ -399,6 +399,26 @@ fn sql_reads_the_views() {
     env.run(&["sql", "SELECT path, count(*) AS changes, count(DISTINCT key) AS objects FROM changes WHERE key GLOB 'feed/acme*' AND at >= '2026-09-01' GROUP BY path ORDER BY changes DESC LIMIT 3;"]).ok();
 }
 
+/// `current` lists documents in the order they were created, however often they change
+/// (a write replaces a document's row and keeps its place), and `doc` holds no row twice.
+#[test]
+fn current_keeps_documents_in_creation_order() {
+    let env = TestEnv::init();
+    for key in ["zeta", "alpha", "mid"] {
+        env.run(&["set", key, "/n", "1", "--actor", "user:sam"])
+            .ok();
+    }
+    env.run(&["set", "zeta", "/n", "2", "--actor", "user:sam"])
+        .ok();
+    env.run(&["set", "alpha", "/n", "3", "--actor", "user:sam"])
+        .ok();
+    let out = env.run(&["sql", "--csv", "SELECT key, doc FROM current"]);
+    assert_eq!(
+        out.ok(),
+        "key,doc\nzeta,\"{\"\"n\"\":2}\"\nalpha,\"{\"\"n\"\":3}\"\nmid,\"{\"\"n\"\":1}\"\n"
+    );
+}
+
 #[test]
 fn sql_cannot_write() {
     let env = story();
