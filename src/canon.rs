@@ -1046,45 +1046,73 @@ pub fn write_canonical(value: &Value, out: &mut Vec<u8>) {
 /// assert_eq!(hist::canon::pretty_text(&text), hist::canon::to_pretty_string(&v));
 /// ```
 pub fn pretty_text(canonical: &str) -> String {
+    let mut out = Vec::with_capacity(canonical.len() * 2);
+    // Writing to a Vec cannot fail.
+    let _ = write_pretty_text(canonical, &mut out);
+    String::from_utf8(out).unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned())
+}
+
+/// [`pretty_text`], written to `out` a piece at a time: a large document is laid out
+/// without ever holding its pretty form (twice its size) in memory.
+pub fn write_pretty_text<W: std::io::Write + ?Sized>(
+    canonical: &str,
+    out: &mut W,
+) -> std::io::Result<()> {
+    const PIECE: usize = 64 * 1024;
     let b = canonical.as_bytes();
-    let mut out = Vec::with_capacity(b.len() + b.len() / 2);
+    let mut buf = Vec::with_capacity(PIECE.min(b.len() * 2) + 256);
     let mut depth = 0usize;
     let mut i = 0;
     while let Some(&c) = b.get(i) {
+        if buf.len() >= PIECE {
+            out.write_all(&buf)?;
+            buf.clear();
+        }
         match c {
             b'"' => {
                 // A string, escapes included, is copied as it stands.
                 let end = string_end(b, i).unwrap_or(b.len());
-                out.extend_from_slice(b.get(i..end).unwrap_or_default());
+                buf.extend_from_slice(b.get(i..end).unwrap_or_default());
                 i = end;
                 continue;
             }
             b'[' | b'{' => {
                 let close = if c == b'[' { b']' } else { b'}' };
-                out.push(c);
                 if b.get(i + 1) == Some(&close) {
-                    out.push(close);
-                    i += 1;
-                } else {
-                    depth += 1;
-                    newline(depth, &mut out);
+                    buf.extend_from_slice(&[c, close]);
+                    i += 2;
+                    continue;
                 }
+                buf.push(c);
+                depth += 1;
+                newline(depth, &mut buf);
             }
             b']' | b'}' => {
                 depth = depth.saturating_sub(1);
-                newline(depth, &mut out);
-                out.push(c);
+                newline(depth, &mut buf);
+                buf.push(c);
             }
             b',' => {
-                out.push(b',');
-                newline(depth, &mut out);
+                buf.push(b',');
+                newline(depth, &mut buf);
             }
-            b':' => out.extend_from_slice(b": "),
-            _ => out.push(c),
+            b':' => buf.extend_from_slice(b": "),
+            _ => {
+                // A number or a literal, copied up to the byte that ends it.
+                let rest = b.get(i..).unwrap_or_default();
+                let len = rest
+                    .iter()
+                    .position(|&x| matches!(x, b'"' | b'[' | b'{' | b']' | b'}' | b',' | b':'))
+                    .unwrap_or(rest.len())
+                    .max(1);
+                buf.extend_from_slice(rest.get(..len).unwrap_or_default());
+                i += len;
+                continue;
+            }
         }
         i += 1;
     }
-    String::from_utf8(out).unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned())
+    out.write_all(&buf)
 }
 
 /// Pretty text for people: the canonical form (member order, numbers, escaping) laid out
@@ -1098,8 +1126,14 @@ pub fn to_pretty_string(value: &Value) -> String {
 
 /// A line break and the indentation of `depth`, in the pretty form.
 fn newline(depth: usize, out: &mut Vec<u8>) {
+    const SPACES: [u8; 64] = [b' '; 64];
     out.push(b'\n');
-    out.resize(out.len() + 2 * depth, b' ');
+    let mut n = 2 * depth;
+    while n > 0 {
+        let k = n.min(SPACES.len());
+        out.extend_from_slice(SPACES.get(..k).unwrap_or_default());
+        n -= k;
+    }
 }
 
 /// The end of the string starting (with its quote) at `i`, or where it runs off the text.

@@ -36,7 +36,7 @@ pub fn cmd_show(ui: &mut Ui, env: &Env, args: &ShowArgs) -> Result<(), CliError>
             .current_text(&args.key)?
             .ok_or_else(|| CliError::user(format!("{} does not exist now", args.key)))?;
         ui.page();
-        return ui.line(crate::canon::pretty_text(&text));
+        return ui.pretty(&text);
     }
     if let (Some(when), None) = (when, &path) {
         // The whole document as it was: replayed on its stored text, laid out from it.
@@ -46,11 +46,11 @@ pub fn cmd_show(ui: &mut Ui, env: &Env, args: &ShowArgs) -> Result<(), CliError>
             .text
             .ok_or_else(|| CliError::user(format!("{} does not exist at {when}", args.key)))?;
         ui.page();
-        return ui.line(if args.json {
-            text
+        return if args.json {
+            ui.line(text)
         } else {
-            crate::canon::pretty_text(&text)
-        });
+            ui.pretty(&text)
+        };
     }
     let doc = match when {
         Some(when) => {

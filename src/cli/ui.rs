@@ -188,6 +188,16 @@ impl Ui {
         self.check(r)
     }
 
+    /// Writes a document, given as canonical text, laid out for people, and a newline.
+    pub fn pretty(&mut self, canonical: &str) -> Result<(), CliError> {
+        if self.broken_pipe {
+            return Ok(());
+        }
+        let r = crate::canon::write_pretty_text(canonical, &mut self.out)
+            .and_then(|()| self.out.write_all(b"\n"));
+        self.check(r)
+    }
+
     /// Writes data to stdout as is.
     pub fn raw(&mut self, bytes: &[u8]) -> Result<(), CliError> {
         if self.broken_pipe {

@@ -875,6 +875,44 @@ fn reference_canonical(value: &Value) -> String {
     }
 }
 
+/// A document larger than the pieces `write_pretty_text` writes out at a time (64 KiB) is
+/// laid out as serde_json lays it out, whichever piece a token falls in: long strings, deep
+/// nesting (past the 64 spaces written at once), numbers, literals and empty containers.
+#[test]
+fn pretty_text_of_a_large_document_is_laid_out_like_the_value() {
+    let deep = (0..40).fold(json!([1.5, "x"]), |v, i| json!({ format!("level {i}"): v }));
+    let items: Vec<Value> = (0..3000)
+        .map(|i| {
+            json!({"id": i, "name": format!("item \"{i}\" {}", "z".repeat(i % 90)),
+                   "price": i * 7, "ok": i % 3 == 0, "none": null,
+                   "tags": [], "meta": {}, "deep": if i % 500 == 0 { deep.clone() } else { json!(-(i as i64)) }})
+        })
+        .collect();
+    let value = json!({"items": items, "long": "y".repeat(100_000)});
+    let text = canon::to_canonical_string(&value);
+    assert!(text.len() > 4 * 64 * 1024, "{} bytes", text.len());
+    // serde_json lays out the same (ASCII member names sort the same way, and no number
+    // here has two forms): an oracle that shares no code with hist's.
+    let expected = serde_json::to_string_pretty(&value).unwrap();
+    assert_eq!(canon::to_pretty_string(&value), expected);
+    assert_eq!(canon::pretty_text(&text), expected);
+    // Written to a writer that takes a few bytes at a time.
+    struct Trickle(Vec<u8>);
+    impl std::io::Write for Trickle {
+        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+            let n = buf.len().min(7);
+            self.0.extend_from_slice(&buf[..n]);
+            Ok(n)
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+    let mut out = Trickle(Vec::new());
+    canon::write_pretty_text(&text, &mut out).unwrap();
+    assert_eq!(String::from_utf8(out.0).unwrap(), expected);
+}
+
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(512))]
 
