@@ -23,7 +23,8 @@
 //! `HIST_BENCH_IMPORT_VERSIONS` (200) the feed; `HIST_BENCH_CUSTOMERS` (1000),
 //! `HIST_BENCH_SYNCED` (1000), `HIST_BENCH_BATCHED` (50000) and `HIST_BENCH_ROUNDS` (5) the
 //! audit comparison; `HIST_BENCH_SCALE_MAX` (1000000) the longest history;
-//! `HIST_BENCH_SIZE_MAX_MB` (100) the largest document.
+//! `HIST_BENCH_SIZE_MAX_MB` (100) the largest document. With `HIST_BENCH_KEEP` set, the git
+//! comparison leaves its repositories behind for a closer look (it prints where).
 
 use hist::{Actor, DocPath, Repo, Timestamp, TxOptions, When};
 use rusqlite::{Connection, OptionalExtension, params};
@@ -283,6 +284,9 @@ fn vs_git(table: &mut Table) {
         "1. snapshot history vs git: {versions} versions of a {records}-record feed (the first {imported} also through hist import)"
     );
     let tmp = tempfile::tempdir().expect("tempdir");
+    if std::env::var_os("HIST_BENCH_KEEP").is_some() {
+        println!("  keeping the repositories in {}", tmp.path().display());
+    }
     let (git_dir, ingest_dir, import_dir) = (
         tmp.path().join("git"),
         tmp.path().join("ingest"),
@@ -500,6 +504,9 @@ fn vs_git(table: &mut Table) {
                 mb(chunk_bytes)
             ),
         );
+    }
+    if std::env::var_os("HIST_BENCH_KEEP").is_some() {
+        let _ = tmp.keep();
     }
 }
 
