@@ -30,13 +30,17 @@ pub fn cmd_show(ui: &mut Ui, env: &Env, args: &ShowArgs) -> Result<(), CliError>
     let when = args.when.as_deref().map(parse_when).transpose()?;
     let path = args.path.as_deref().map(DocPath::parse).transpose()?;
     let repo = env.repo()?;
-    if when.is_none() && path.is_none() && !args.json {
-        // The current document is laid out straight from its stored text.
+    if when.is_none() && path.is_none() {
+        // The current document is printed (or laid out) straight from its stored text.
         let text = repo
             .current_text(&args.key)?
             .ok_or_else(|| CliError::user(format!("{} does not exist now", args.key)))?;
         ui.page();
-        return ui.pretty(&text);
+        return if args.json {
+            ui.line(text)
+        } else {
+            ui.pretty(&text)
+        };
     }
     if let (Some(when), None) = (when, &path) {
         // The whole document as it was: replayed on its stored text, laid out from it.
