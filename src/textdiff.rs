@@ -400,6 +400,57 @@ pub(crate) fn quote_all(fields: &[String]) -> Vec<String> {
         .collect()
 }
 
+/// The text of the value at `segs` inside the canonical text `text`: the value
+/// [`crate::diff::get`] finds in the parsed document, found without parsing it. `None`:
+/// nothing there, or the text is not canonical JSON (the parsed document has the last word
+/// then).
+pub(crate) fn get_text<'a>(text: &'a str, segs: &[Segment]) -> Option<&'a str> {
+    /// The first entry that `hit` says is the one (`Some(true)`); `None` as soon as an entry
+    /// or `hit` finds the text malformed.
+    fn first<'a, T>(
+        entries: impl Iterator<Item = Result<T, MalformedText>>,
+        hit: impl Fn(&T) -> Option<bool>,
+        value: impl Fn(T) -> Val<'a>,
+    ) -> Option<Val<'a>> {
+        for entry in entries {
+            let entry = entry.ok()?;
+            if hit(&entry)? {
+                return Some(value(entry));
+            }
+        }
+        None
+    }
+    let ends = index(text);
+    let mut val = Val::whole(text, &ends);
+    for seg in segs {
+        val = match seg {
+            Segment::Field(name) => first(
+                val.members(),
+                |m| m.name().ok().map(|n| n == name.as_str()),
+                |m| m.value,
+            )?,
+            Segment::Keyed(key) => {
+                let fields: Vec<String> = key.iter().map(|(f, _)| f.clone()).collect();
+                let quoted = quote_all(&fields);
+                // A missing field (or an element that is not an object) matches null.
+                let hit = |elem: &Val<'_>| -> Option<bool> {
+                    let mut all = true;
+                    for ((_, v), f) in key.iter().zip(key_values(*elem, &quoted).ok()?) {
+                        all &= match f {
+                            Some(f) => f.parse().ok()? == *v,
+                            None => v.is_null(),
+                        };
+                    }
+                    Some(all)
+                };
+                first(val.elements(), hit, |e| e)?
+            }
+            Segment::Member(m) => first(val.elements(), |e| Some(e.parse().ok()? == *m), |e| e)?,
+        };
+    }
+    text.get(val.at..val.at + val.text.len())
+}
+
 /// The values of the `quoted` fields of a keyed element (`None`: missing, or the element
 /// is not an object).
 pub(crate) fn key_values<'a>(
@@ -1145,7 +1196,8 @@ fn check_number(text: &str, i: usize) -> Result<usize, MalformedText> {
 
 #[cfg(test)]
 mod tests {
-    use super::{index, skip_inside, validate};
+    use super::{get_text, index, skip_inside, validate};
+    use crate::path::Segment;
     use proptest::prelude::*;
 
     fn value() -> impl Strategy<Value = serde_json::Value> {
@@ -1164,7 +1216,57 @@ mod tests {
         })
     }
 
+    /// Paths to every value of `v` down to `depth` steps, each step taken every way a path
+    /// can take it (a member, a keyed element by one or two fields, a set member), and a
+    /// step to nothing after each.
+    fn paths(v: &serde_json::Value, depth: usize) -> Vec<Vec<Segment>> {
+        use serde_json::Value;
+        let mut steps: Vec<(Segment, &Value)> = Vec::new();
+        match v {
+            Value::Object(map) => {
+                steps.extend(map.iter().map(|(k, c)| (Segment::Field(k.clone()), c)));
+            }
+            Value::Array(items) => {
+                for e in items {
+                    let field = |f: &str| e.get(f).cloned().unwrap_or(Value::Null);
+                    steps.push((Segment::Member(e.clone()), e));
+                    steps.push((Segment::Keyed(vec![("a".into(), field("a"))]), e));
+                    let two = vec![("b".into(), field("b")), ("a".into(), field("a"))];
+                    steps.push((Segment::Keyed(two), e));
+                }
+            }
+            _ => {}
+        }
+        let mut out = vec![
+            vec![Segment::Field("zz".into())],
+            vec![Segment::Member(Value::from(12345))],
+            vec![Segment::Keyed(vec![("a".into(), Value::from("none"))])],
+        ];
+        for (seg, child) in steps {
+            out.push(vec![seg.clone()]);
+            if depth > 1 {
+                out.extend(paths(child, depth - 1).into_iter().map(|mut p| {
+                    p.insert(0, seg.clone());
+                    p
+                }));
+            }
+        }
+        out
+    }
+
     proptest! {
+        /// A value found in the text is the value found in the parsed document, and only
+        /// there is nothing where the parsed document has nothing.
+        #[test]
+        fn get_text_finds_what_the_parsed_document_has(v in value()) {
+            let text = crate::canon::to_canonical_string(&v);
+            let doc = crate::canon::parse_str(&text).unwrap();
+            for path in paths(&doc, 3) {
+                let expected = crate::diff::get(&doc, &path).map(crate::canon::to_canonical_string);
+                prop_assert_eq!(get_text(&text, &path), expected.as_deref(), "{:?}", path);
+            }
+        }
+
         /// The unchecked index of canonical text is the table the checking pass builds.
         #[test]
         fn index_equals_the_checked_table(v in value()) {

@@ -1,6 +1,7 @@
 use super::{CliError, Env, Ui, parse_when};
 use crate::DocPath;
 use clap::Args;
+use std::borrow::Cow;
 
 /// Print a document as pretty JSON, now or as of a past moment
 ///
@@ -30,57 +31,42 @@ pub fn cmd_show(ui: &mut Ui, env: &Env, args: &ShowArgs) -> Result<(), CliError>
     let when = args.when.as_deref().map(parse_when).transpose()?;
     let path = args.path.as_deref().map(DocPath::parse).transpose()?;
     let repo = env.repo()?;
-    if when.is_none() && path.is_none() {
-        // The current document is printed (or laid out) straight from its stored text.
-        let text = repo
-            .current_text(&args.key)?
-            .ok_or_else(|| CliError::user(format!("{} does not exist now", args.key)))?;
-        ui.page();
-        return if args.json {
-            ui.line(text)
-        } else {
-            ui.pretty(&text)
-        };
-    }
-    if let (Some(when), None) = (when, &path) {
-        // The whole document as it was: replayed on its stored text, laid out from it.
-        let read = repo.as_of_text(&args.key, when)?;
-        note_compacted(ui, &args.key, None, &read.compacted);
-        let text = read
-            .text
-            .ok_or_else(|| CliError::user(format!("{} does not exist at {when}", args.key)))?;
-        ui.page();
-        return if args.json {
-            ui.line(text)
-        } else {
-            ui.pretty(&text)
-        };
-    }
-    let doc = match when {
+    // The document as canonical text, stored or replayed to the moment asked for: no tree
+    // of it is built, only the part shown is laid out.
+    let text = match when {
         Some(when) => {
-            let read = repo.as_of(&args.key, when)?;
+            let read = repo.as_of_text(&args.key, when)?;
             note_compacted(ui, &args.key, path.as_ref(), &read.compacted);
-            read.doc
+            read.text
         }
-        None => repo.current(&args.key)?,
+        None => repo.current_text(&args.key)?,
     };
     let then = when.map_or_else(|| "now".to_owned(), |w| format!("at {w}"));
-    let Some(doc) = doc else {
+    let Some(text) = text else {
         return Err(CliError::user(format!(
             "{} does not exist {then}",
             args.key
         )));
     };
-    let value = match &path {
-        Some(p) => crate::diff::get(&doc, p.segments())
-            .ok_or_else(|| CliError::user(format!("{} has nothing at {p} {then}", args.key)))?,
-        None => &doc,
+    let shown: Cow<'_, str> = match &path {
+        None => Cow::Borrowed(&text),
+        Some(p) => match crate::textdiff::get_text(&text, p.segments()) {
+            Some(value) => Cow::Borrowed(value),
+            // Not found in the text: the parsed document has the last word.
+            None => {
+                let doc = crate::repo::parse_stored(&text)?;
+                let value = crate::diff::get(&doc, p.segments()).ok_or_else(|| {
+                    CliError::user(format!("{} has nothing at {p} {then}", args.key))
+                })?;
+                Cow::Owned(crate::canon::to_canonical_string(value))
+            }
+        },
     };
     ui.page();
     if args.json {
-        ui.json(value)
+        ui.line(shown)
     } else {
-        ui.line(crate::canon::to_pretty_string(value))
+        ui.pretty(&shown)
     }
 }
 
