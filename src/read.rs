@@ -55,14 +55,18 @@ pub struct AsOfText {
     pub on_values: bool,
 }
 
-/// Where an as-of read starts: version `target` is wanted; the current one is `seq_now`;
+/// Where an as-of read of key number `key_id` starts: version `target` is wanted; the
+/// current one is `seq_now`;
 /// the nearest checkpoint at or before `target` is version `ckpt_seq` (0 and `None`: none,
 /// start from empty).
 struct Start {
+    key_id: i64,
     seq_now: i64,
     target: i64,
     ckpt_seq: i64,
     ckpt_obj: Option<ObjectId>,
+    /// Whether `gc` compacted any of the key's changes.
+    compacted: bool,
 }
 
 impl Start {
@@ -214,12 +218,15 @@ impl Repo {
     pub fn as_of_tx_via(&self, key: &str, bound: i64, via: Option<Direction>) -> Result<AsOf> {
         let mut found = self.as_of_tx_stored(key, bound, via)?;
         found.doc = self.unseal_doc(found.doc)?;
-        found.compacted = self
-            .compactions(key)?
-            .into_iter()
-            .filter(|c| c.covers_tx(bound))
-            .collect();
+        found.compacted = self.compacted_at(key, bound)?;
         Ok(found)
+    }
+
+    /// The spans of `key` compacted by `gc` that a read after transaction `bound` falls in.
+    fn compacted_at(&self, key: &str, bound: i64) -> Result<Vec<Compaction>> {
+        let mut spans = self.compactions(key)?;
+        spans.retain(|c| c.covers_tx(bound));
+        Ok(spans)
     }
 
     /// [`Repo::as_of_tx_via`] as stored: personal values sealed, no compaction flags.
@@ -252,14 +259,14 @@ impl Repo {
         let (mut doc, changes) = match direction {
             Direction::Backward => (
                 self.current_stored(key)?,
-                self.changes_between(key, start.target, start.seq_now, true)?,
+                self.changes_between(start.key_id, start.target, start.seq_now, true)?,
             ),
             Direction::Forward => (
                 match &start.ckpt_obj {
                     Some(id) => Some(self.load_object(id)?),
                     None => None,
                 },
-                self.changes_between(key, start.ckpt_seq, start.target, false)?,
+                self.changes_between(start.key_id, start.ckpt_seq, start.target, false)?,
             ),
         };
         for change in &changes {
@@ -295,30 +302,40 @@ impl Repo {
     }
 
     /// Where an as-of read of `key` after transaction `bound` starts: the versions now,
-    /// wanted and of the nearest checkpoint at or before it (with its object).
+    /// wanted and of the nearest checkpoint at or before it (with its object). One
+    /// statement, which also says whether `gc` compacted any of the key's changes: a read
+    /// of a small document costs about as much per statement as per change replayed.
     fn plan(&self, key: &str, bound: i64) -> Result<Option<Start>> {
         // The current text is read only when the replay starts from it (going backward).
-        let seq_now: Option<i64> = self
-            .conn
-            .cached_row("SELECT seq FROM doc WHERE key = ?1", [key], |r| r.get(0))
-            .optional()?;
-        let Some(seq_now) = seq_now else {
-            return Ok(None);
-        };
-        let target = self.version_at(key, bound)?;
-        if target == 0 {
-            return Ok(None);
-        }
-        let (ckpt_seq, ckpt_obj): (i64, Option<String>) = self
+        type Row = (i64, i64, Option<i64>, Option<i64>, Option<String>, bool);
+        let row: Option<Row> = self
             .conn
             .cached_row(
-                "SELECT seq, object FROM checkpoint WHERE key = ?1 AND seq <= ?2
-                 ORDER BY seq DESC LIMIT 1",
-                params![key, target],
-                |r| Ok((r.get(0)?, r.get(1)?)),
+                "WITH p AS (
+                     SELECT k.id AS key_id, d.seq AS seq_now,
+                            (SELECT last_seq FROM version WHERE key_id = k.id AND tx <= ?2
+                             ORDER BY tx DESC LIMIT 1) AS target
+                     FROM doc d JOIN change_key k ON k.key = d.key WHERE d.key = ?1)
+                 SELECT p.key_id, p.seq_now, p.target, c.seq, c.object,
+                        EXISTS (SELECT 1 FROM compaction WHERE key = ?1)
+                 FROM p LEFT JOIN checkpoint c ON c.key = ?1 AND c.seq = (
+                     SELECT max(seq) FROM checkpoint WHERE key = ?1 AND seq <= p.target)",
+                params![key, bound],
+                |r| {
+                    Ok((
+                        r.get(0)?,
+                        r.get(1)?,
+                        r.get(2)?,
+                        r.get(3)?,
+                        r.get(4)?,
+                        r.get(5)?,
+                    ))
+                },
             )
-            .optional()?
-            .unwrap_or((0, None));
+            .optional()?;
+        let Some((key_id, seq_now, Some(target), ckpt_seq, ckpt_obj, compacted)) = row else {
+            return Ok(None);
+        };
         let ckpt_obj = ckpt_obj
             .map(|hex| {
                 ObjectId::from_hex(&hex)
@@ -326,10 +343,12 @@ impl Repo {
             })
             .transpose()?;
         Ok(Some(Start {
+            key_id,
             seq_now,
             target,
-            ckpt_seq,
+            ckpt_seq: ckpt_seq.unwrap_or(0),
             ckpt_obj,
+            compacted,
         }))
     }
 
@@ -364,20 +383,19 @@ impl Repo {
         bound: i64,
         via: Option<Direction>,
     ) -> Result<AsOfText> {
-        let compacted = self
-            .compactions(key)?
-            .into_iter()
-            .filter(|c| c.covers_tx(bound))
-            .collect();
         let Some(start) = self.plan(key, bound)? else {
             return Ok(AsOfText {
                 text: None,
                 tx: Some(bound),
                 replayed: 0,
                 direction: Direction::Forward,
-                compacted,
+                compacted: self.compacted_at(key, bound)?,
                 on_values: false,
             });
+        };
+        let compacted = match start.compacted {
+            true => self.compacted_at(key, bound)?,
+            false => Vec::new(),
         };
         let direction = start.direction(via);
         let (base, checked, steps) = match direction {
@@ -390,7 +408,8 @@ impl Repo {
                 let checked = text.as_deref().is_some_and(|t| {
                     hash.as_deref() == Some(ObjectId::of(t.as_bytes()).0.as_slice())
                 });
-                let steps = self.steps_between(key, start.target, start.seq_now, true)?;
+                let steps =
+                    self.steps_between(key, start.key_id, start.target, start.seq_now, true)?;
                 (text, checked, steps)
             }
             Direction::Forward => {
@@ -402,7 +421,8 @@ impl Repo {
                     }
                     None => (None, true),
                 };
-                let steps = self.steps_between(key, start.ckpt_seq, start.target, false)?;
+                let steps =
+                    self.steps_between(key, start.key_id, start.ckpt_seq, start.target, false)?;
                 (text, checked, steps)
             }
         };
@@ -435,19 +455,20 @@ impl Repo {
     fn steps_between(
         &self,
         key: &str,
+        key_id: i64,
         after: i64,
         upto: i64,
         backward: bool,
     ) -> Result<Vec<crate::replay::Step>> {
         let sql = if backward {
             "SELECT path, op, old, old_obj FROM change_log
-             WHERE key_id = (SELECT id FROM change_key WHERE key = ?1) AND seq > ?2 AND seq <= ?3 ORDER BY seq DESC"
+             WHERE key_id = ?1 AND seq > ?2 AND seq <= ?3 ORDER BY seq DESC"
         } else {
             "SELECT path, op, new, new_obj FROM change_log
-             WHERE key_id = (SELECT id FROM change_key WHERE key = ?1) AND seq > ?2 AND seq <= ?3 ORDER BY seq"
+             WHERE key_id = ?1 AND seq > ?2 AND seq <= ?3 ORDER BY seq"
         };
         let mut stmt = self.conn.prepare_cached(sql)?;
-        let mut rows = stmt.query(params![key, after, upto])?;
+        let mut rows = stmt.query(params![key_id, after, upto])?;
         let mut out = Vec::new();
         while let Some(row) = rows.next()? {
             // Path and op are read in place, not copied out.
@@ -492,23 +513,23 @@ impl Repo {
             .map_err(|_| Error::Corrupt(format!("object {id} is not UTF-8 text")))
     }
 
-    /// Changes of `key` with `after < seq <= upto`, oldest first (or newest first).
-    pub(crate) fn changes_between(
+    /// Changes of key number `key_id` with `after < seq <= upto`, oldest first (or newest first).
+    fn changes_between(
         &self,
-        key: &str,
+        key_id: i64,
         after: i64,
         upto: i64,
         newest_first: bool,
     ) -> Result<Vec<Change>> {
         let sql = if newest_first {
             "SELECT path, op, old, new, old_obj, new_obj FROM change_log
-             WHERE key_id = (SELECT id FROM change_key WHERE key = ?1) AND seq > ?2 AND seq <= ?3 ORDER BY seq DESC"
+             WHERE key_id = ?1 AND seq > ?2 AND seq <= ?3 ORDER BY seq DESC"
         } else {
             "SELECT path, op, old, new, old_obj, new_obj FROM change_log
-             WHERE key_id = (SELECT id FROM change_key WHERE key = ?1) AND seq > ?2 AND seq <= ?3 ORDER BY seq"
+             WHERE key_id = ?1 AND seq > ?2 AND seq <= ?3 ORDER BY seq"
         };
         let mut stmt = self.conn.prepare_cached(sql)?;
-        let rows = stmt.query_map(params![key, after, upto], |r| raw_change(r, 0))?;
+        let rows = stmt.query_map(params![key_id, after, upto], |r| raw_change(r, 0))?;
         let mut out = Vec::new();
         for row in rows {
             let (path, op, old, new) = row?;

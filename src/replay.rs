@@ -26,6 +26,7 @@ use crate::model::{Change, Op};
 use crate::path::{DocPath, Segment};
 use crate::textdiff::{self, Val};
 use serde_json::Value;
+use std::borrow::Cow;
 use std::cmp::Ordering;
 use std::collections::BTreeMap;
 
@@ -45,6 +46,19 @@ pub(crate) fn replay(
     base_checked: bool,
     changes: impl IntoIterator<Item = Step>,
 ) -> Option<Option<String>> {
+    // A change at the root replaces the whole document, so while the changes start with
+    // such, the value of the last one is the base (read forward from before a document
+    // was put, the first change is its whole text) and no tree of edits is built on it.
+    let mut changes = changes.into_iter().peekable();
+    let (mut base, mut base_checked) = (base.map(Cow::Borrowed), base_checked);
+    while let Some(step) = changes.next_if(|c| c.path.is_root() && c.op != Op::Move) {
+        match (step.op, base.is_some()) {
+            (Op::Add, true) | (Op::Remove | Op::Replace, false) => return None,
+            _ => {}
+        }
+        (base, base_checked) = (step.new.map(Cow::Owned), false);
+    }
+    let base = base.as_deref();
     let mut edits = Edits {
         root: Node::Inside(BTreeMap::new()),
         base: base.is_some(),

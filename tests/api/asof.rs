@@ -274,15 +274,20 @@ fn a_damaged_change_value_is_an_error_on_text_too() {
     }
     let db = rusqlite::Connection::open(dir.path().join(".hist/hist.db")).unwrap();
     // The change at version 2 (tx 2): its new value read going forward, its old value
-    // going back from the current document to tx 1.
-    db.execute(
-        "UPDATE change_log SET new = '{\"a\":', old = '[' WHERE key_id = (SELECT id FROM change_key WHERE key = 'k') AND seq = 2",
-        [],
+    // going back from the current document to tx 1. The first change puts the whole
+    // document: a forward read to tx 1 starts from its value.
+    db.execute_batch(
+        "UPDATE change_log SET new = '{\"a\":', old = '[' WHERE key_id = (SELECT id FROM change_key WHERE key = 'k') AND seq = 2;
+         UPDATE change_log SET new = '{\"a\":1,\"b\":[1]' WHERE key_id = (SELECT id FROM change_key WHERE key = 'k') AND seq = 1;",
     )
     .unwrap();
     drop(db);
     let repo = Repo::open(dir.path()).unwrap();
-    for (tx, via) in [(2, Direction::Forward), (1, Direction::Backward)] {
+    for (tx, via) in [
+        (2, Direction::Forward),
+        (1, Direction::Backward),
+        (1, Direction::Forward),
+    ] {
         assert!(repo.as_of_tx_via("k", tx, Some(via)).is_err(), "{via:?}");
         let read = repo.as_of_text_via("k", tx, Some(via));
         assert!(read.is_err(), "{via:?}: {read:?}");
