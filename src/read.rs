@@ -56,9 +56,8 @@ pub struct AsOfText {
 }
 
 /// Where an as-of read of key number `key_id` starts: version `target` is wanted; the
-/// current one is `seq_now`;
-/// the nearest checkpoint at or before `target` is version `ckpt_seq` (0 and `None`: none,
-/// start from empty).
+/// current one is `seq_now`; the nearest checkpoint at or before `target` is version
+/// `ckpt_seq` (0 and `None`: none, start from empty).
 struct Start {
     key_id: i64,
     seq_now: i64,
