@@ -21,8 +21,8 @@
 //! environment changes the sizes: `HIST_BENCH_ONLY=git,audit,scale,size` picks sections;
 //! `HIST_BENCH_GIT_VERSIONS` (1000), `HIST_BENCH_RECORDS` (5000) and
 //! `HIST_BENCH_IMPORT_VERSIONS` (200) the feed; `HIST_BENCH_CUSTOMERS` (1000),
-//! `HIST_BENCH_SYNCED` (1000), `HIST_BENCH_BATCHED` (50000) and `HIST_BENCH_ROUNDS` (5) the
-//! audit comparison; `HIST_BENCH_SCALE_MAX` (1000000) the longest history;
+//! `HIST_BENCH_SYNCED` (1000), `HIST_BENCH_BATCHED` (50000), `HIST_BENCH_QUESTIONS` (200)
+//! and `HIST_BENCH_ROUNDS` (5) the audit comparison; `HIST_BENCH_SCALE_MAX` (1000000) the longest history;
 //! `HIST_BENCH_SIZE_MAX_MB` (100) the largest document. With `HIST_BENCH_KEEP` set, the git
 //! comparison leaves its repositories behind for a closer look (it prints where).
 
@@ -789,9 +789,10 @@ fn vs_audit(table: &mut Table) {
         hist_batched += t.elapsed();
     }
 
-    // The questions, for 20 (customer, field) pairs and 20 (customer, time) pairs.
+    // The questions: (customer, field) and (customer, time) pairs, each asked of both.
+    let asked = env_num("HIST_BENCH_QUESTIONS", 200).max(1);
     let last = BASE + 10 + (synced + batched) as i64;
-    let questions: Vec<(u64, &str, i64)> = (0..20)
+    let questions: Vec<(u64, &str, i64)> = (0..asked)
         .map(|_| {
             let id = 1 + rng.below(customers);
             let field = FIELDS[rng.below(FIELDS.len() as u64) as usize];
@@ -863,7 +864,7 @@ fn vs_audit(table: &mut Table) {
     table.row(
         &format!(
             "audit: every change to field X of K ({:.1} entries of ~{} changes to K)",
-            entries as f64 / 20.0,
+            entries as f64 / asked as f64,
             (synced + batched) / customers
         ),
         show(hh),
