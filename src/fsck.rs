@@ -53,7 +53,7 @@ impl TxHasher {
         feed(&mut h, prev.as_deref());
         let (at, actor, reason, kind): (String, String, Option<String>, String) = conn
             .prepare_cached("SELECT at, actor, reason, kind FROM tx WHERE id = ?1")?
-            .query_row([id], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)))?;
+            .query_row([id], |r| r.try_into())?;
         h.update(&id.to_le_bytes());
         for field in [Some(at), Some(actor), reason, Some(kind)] {
             feed(&mut h, field.as_deref().map(str::as_bytes));

@@ -320,16 +320,7 @@ impl Repo {
                  FROM p LEFT JOIN checkpoint c ON c.key = ?1 AND c.seq = (
                      SELECT max(seq) FROM checkpoint WHERE key = ?1 AND seq <= p.target)",
                 params![key, bound],
-                |r| {
-                    Ok((
-                        r.get(0)?,
-                        r.get(1)?,
-                        r.get(2)?,
-                        r.get(3)?,
-                        r.get(4)?,
-                        r.get(5)?,
-                    ))
-                },
+                |r| r.try_into(),
             )
             .optional()?;
         let Some((key_id, seq_now, Some(target), ckpt_seq, ckpt_obj, compacted)) = row else {

@@ -710,16 +710,7 @@ impl Txn<'_> {
             .cached_row(
                 "SELECT doc, seq, hash, ckpt_seq, ckpt_count, ckpt_bytes FROM doc WHERE key = ?1",
                 [key],
-                |r| {
-                    Ok((
-                        r.get(0)?,
-                        r.get(1)?,
-                        r.get(2)?,
-                        r.get(3)?,
-                        r.get(4)?,
-                        r.get(5)?,
-                    ))
-                },
+                |r| r.try_into(),
             )
             .optional()?;
         let (doc, seq, hash, ckpt_seq, ckpt_count, ckpt_bytes) =
