@@ -18,6 +18,7 @@ mod export;
 mod fsck;
 mod gc;
 mod head;
+pub mod import;
 pub mod model;
 pub mod path;
 mod read;

@@ -1,11 +1,7 @@
 use super::ui::read_input_with_limit;
 use super::{CliError, Env, Ui};
-use crate::model::Actor;
-use crate::time::When;
-use crate::{PutOutcome, Repo, TxOptions};
+use crate::import::{ImportError, ImportEvent, ImportOptions, ImportSummary};
 use clap::Args;
-use serde_json::Value;
-use serde_json::value::RawValue;
 use std::path::PathBuf;
 
 /// Record many snapshots from NDJSON records {key, at, actor, reason, doc}
@@ -25,119 +21,37 @@ pub struct ImportArgs {
     pub file: Option<PathBuf>,
 }
 
-/// One NDJSON record, its document left as text. Other members are ignored.
-#[derive(serde::Deserialize)]
-struct Record<'a> {
-    key: Option<Value>,
-    at: Option<Value>,
-    actor: Option<Value>,
-    reason: Option<Value>,
-    #[serde(borrow)]
-    doc: Option<&'a RawValue>,
-}
-
-/// Snapshots per SQLite commit.
-const BATCH: usize = 500;
-
-#[derive(Default)]
-struct Tally {
-    changed: usize,
-    unchanged: usize,
-    changes: usize,
-}
-
-impl Tally {
-    fn summary(&self) -> String {
-        format!(
-            "{} snapshots: {} changed ({} changes), {} unchanged",
-            self.changed + self.unchanged,
-            self.changed,
-            self.changes,
-            self.unchanged
-        )
-    }
-}
-
 pub fn cmd_import(ui: &mut Ui, env: &Env, args: &ImportArgs) -> Result<(), CliError> {
     let (name, bytes) = read_input_with_limit(args.file.as_deref(), env, None)?;
     let text = std::str::from_utf8(&bytes)
         .map_err(|e| CliError::user(format!("{name} is not UTF-8: {e}")))?;
     let mut repo = env.repo()?;
-    let mut tally = Tally::default();
-    repo.begin_batch()?;
-    let result = import_lines(ui, env, &mut repo, &name, text, &mut tally);
-    // Whatever was recorded before a bad record stays recorded.
-    repo.commit_batch()?;
-    match result {
-        Ok(()) => ui.line(format!("imported {}", tally.summary())),
-        Err(e) => Err(e.hint(format!("recorded before it: {}", tally.summary()))),
+    let imported = repo.import_ndjson(text, env.now, &ImportOptions::default(), |event| {
+        if let ImportEvent::Warning { line, message } = event {
+            ui.warn(format!("line {line}: {message}"));
+        }
+    });
+    match imported {
+        Ok(summary) => ui.line(format!("imported {}", tally(&summary))),
+        Err(e) => {
+            let hint = format!("recorded before it: {}", tally(&e.recorded()));
+            let e = match e {
+                ImportError::Record { line, problem, .. } => {
+                    CliError::user(format!("{name} line {line}: {problem}"))
+                }
+                ImportError::Store { error, .. } => error.into(),
+            };
+            Err(e.hint(hint))
+        }
     }
 }
 
-fn import_lines(
-    ui: &mut Ui,
-    env: &Env,
-    repo: &mut Repo,
-    name: &str,
-    text: &str,
-    tally: &mut Tally,
-) -> Result<(), CliError> {
-    for (i, line) in text.lines().enumerate() {
-        let lineno = i + 1;
-        if line.trim().is_empty() {
-            continue;
-        }
-        if (tally.changed + tally.unchanged) % BATCH == BATCH - 1 {
-            repo.commit_batch()?;
-            repo.begin_batch()?;
-        }
-        let fail = |msg: String| CliError::user(format!("{name} line {lineno}: {msg}"));
-        // The envelope is read here; the document, still text, is parsed strictly once, by
-        // `put_json`, straight into its canonical text (no tree of it is built).
-        let record: Record<'_> = serde_json::from_str(line).map_err(|e| {
-            let e = crate::canon::ParseError::of_serde(line, &e);
-            fail(format!("not valid JSON: {e}"))
-        })?;
-        let text = |v: &Option<Value>| v.as_ref().and_then(Value::as_str).map(str::to_owned);
-        let key = text(&record.key).ok_or_else(|| fail("no \"key\" string".into()))?;
-        let actor = text(&record.actor).unwrap_or_default();
-        let actor = Actor::parse(&actor).map_err(|e| fail(e.to_string()))?;
-        let reason = text(&record.reason);
-        let at = match record.at {
-            None => None,
-            Some(v) => match v.as_str().map(When::parse) {
-                Some(Ok(When::At(ts))) => Some(ts),
-                _ => return Err(fail(format!("\"at\" is not a time: {v}"))),
-            },
-        };
-        let doc = record.doc.ok_or_else(|| fail("no \"doc\"".into()))?;
-        let opts = TxOptions::new(actor, "ingest", env.now)
-            .reason(reason)
-            .at(at);
-        let mut txn = repo.begin(opts).map_err(|e| fail(e.to_string()))?;
-        let outcome = txn
-            .put_json(&key, doc.get().as_bytes())
-            .map_err(|e| match e {
-                crate::Error::Json { mut source, .. } => {
-                    // Positions in the line, not in the document.
-                    let offset =
-                        (doc.get().as_ptr() as usize).saturating_sub(line.as_ptr() as usize);
-                    source.column += line.get(..offset).map_or(0, |s| s.chars().count());
-                    fail(format!("not valid JSON: {source}"))
-                }
-                e => fail(e.to_string()),
-            })?;
-        let commit = txn.commit().map_err(|e| fail(e.to_string()))?;
-        for w in &commit.warnings {
-            ui.warn(format!("line {lineno}: {w}"));
-        }
-        match outcome {
-            PutOutcome::Unchanged => tally.unchanged += 1,
-            PutOutcome::Changed(n) => {
-                tally.changed += 1;
-                tally.changes += n;
-            }
-        }
-    }
-    Ok(())
+fn tally(s: &ImportSummary) -> String {
+    format!(
+        "{} snapshots: {} changed ({} changes), {} unchanged",
+        s.snapshots(),
+        s.changed,
+        s.changes,
+        s.unchanged
+    )
 }

@@ -8,6 +8,7 @@ mod canon_text;
 mod diff_apply;
 mod export;
 mod gc;
+mod import;
 mod patch_conformance;
 mod path;
 mod rename;
