@@ -12,6 +12,7 @@
 pub mod blame;
 pub mod canon;
 pub mod cli;
+mod compare;
 pub mod diff;
 mod error;
 mod export;
@@ -35,6 +36,7 @@ pub mod time;
 pub mod track;
 
 pub use blame::{Blame, BlameLeaf, BlameLine, BlameReads, Setter};
+pub use compare::DocDiff;
 pub use error::{Error, Result};
 pub use export::ExportFilter;
 pub use fsck::FsckReport;

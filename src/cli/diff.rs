@@ -44,21 +44,16 @@ pub fn cmd_diff(ui: &mut Ui, env: &Env, args: &DiffArgs) -> Result<(), CliError>
     let from = parse_when(&args.from)?;
     let to = args.to.as_deref().map(parse_when).transpose()?;
     let repo = env.repo()?;
-    // Both versions as canonical text, compared as text: no tree of either document.
-    let a = repo.as_of_text(&args.key, from)?.text;
-    let b = match to {
-        Some(when) => repo.as_of_text(&args.key, when)?.text,
-        None => repo.current_text(&args.key)?,
-    };
-    let rules = repo.key_rules(&args.key);
-    let d = crate::textdiff::diff_text(a.as_deref(), b.as_deref(), &rules)
-        .map_err(|e| CliError::internal(format!("cannot compare the two versions: {e}")))?;
+    let d = repo.diff(&args.key, from, to)?;
     ui.page();
     match args.format {
         Format::JsonPatch => {
-            let a = a.as_deref().map(crate::repo::parse_stored).transpose()?;
-            let patch = crate::diff::to_json_patch(a.as_ref(), &d.changes)
-                .map_err(|e| CliError::internal(format!("cannot export the diff: {e}")))?;
+            let patch = d.to_json_patch().map_err(|e| match e {
+                crate::Error::Apply { source, .. } => {
+                    CliError::internal(format!("cannot export the diff: {source}"))
+                }
+                e => e.into(),
+            })?;
             ui.line(crate::canon::to_pretty_string(&serde_json::Value::Array(
                 patch,
             )))

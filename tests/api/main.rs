@@ -5,6 +5,7 @@ mod asof;
 mod blame;
 mod canon;
 mod canon_text;
+mod compare;
 mod diff_apply;
 mod export;
 mod gc;
