@@ -1286,8 +1286,16 @@ pub(crate) fn write_string(s: &str, out: &mut Vec<u8>) {
 }
 
 /// The canonical text of an object whose members' values are already canonical text:
-/// members ordered by [`compare_keys`], each value spliced in as it is.
-pub(crate) fn object_text(mut members: Vec<(&str, &str)>) -> String {
+/// members ordered by [`compare_keys`], each value spliced in as it is, never parsed (so a
+/// record can be built around large stored values at the cost of copying them). Values
+/// that are not canonical JSON text (as [`to_canonical_string`] writes it, or as the store
+/// returns it) make a text that is not canonical either.
+///
+/// ```
+/// let text = hist::canon::object_text(vec![("new", "[1,2]"), ("key", "\"k\"")]);
+/// assert_eq!(text, r#"{"key":"k","new":[1,2]}"#);
+/// ```
+pub fn object_text(mut members: Vec<(&str, &str)>) -> String {
     members.sort_by(|a, b| compare_keys(a.0, b.0));
     let len = members
         .iter()

@@ -11,7 +11,6 @@
 
 pub mod blame;
 pub mod canon;
-pub mod cli;
 mod compare;
 pub mod diff;
 mod error;

@@ -1,7 +1,12 @@
-//! The `hist` command.
+//! The `hist` command: a thin adapter over the library (`src/cli/`), which it reaches
+//! through `hist::`'s public API only.
+#![cfg_attr(test, allow(clippy::unwrap_used))]
+
+mod cli;
+
 fn main() -> std::process::ExitCode {
     tune_malloc();
-    hist::cli::run()
+    cli::run()
 }
 
 /// glibc's malloc gives every block above 128 KiB a mapping of its own and unmaps it when

@@ -404,7 +404,7 @@ pub(crate) fn quote_all(fields: &[String]) -> Vec<String> {
 /// [`crate::diff::get`] finds in the parsed document, found without parsing it. `None`:
 /// nothing there, or the text is not canonical JSON (the parsed document has the last word
 /// then).
-pub(crate) fn get_text<'a>(text: &'a str, segs: &[Segment]) -> Option<&'a str> {
+pub fn get_text<'a>(text: &'a str, segs: &[Segment]) -> Option<&'a str> {
     /// The first entry that `hit` says is the one (`Some(true)`); `None` as soon as an entry
     /// or `hit` finds the text malformed.
     fn first<'a, T>(

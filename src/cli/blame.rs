@@ -1,7 +1,7 @@
 use super::ui::{palette, show_path};
 use super::{CliError, Env, OutputOpts, Ui, parse_when};
-use crate::DocPath;
 use clap::Args;
+use hist::DocPath;
 use serde_json::{Value, json};
 
 /// Show who last set every field of a document, and when and why

@@ -1,7 +1,7 @@
 use super::ui::read_input;
 use super::{CliError, Env, Ui};
-use crate::rules::KeyRules;
 use clap::Args;
+use hist::rules::KeyRules;
 use std::path::PathBuf;
 
 /// Print a JSON document's canonical form, or its hash
@@ -34,14 +34,14 @@ pub fn cmd_canon(ui: &mut Ui, env: &Env, args: &CanonArgs) -> Result<(), CliErro
     };
     // Written while it is parsed, arrays ordered on the way: no tree is built.
     let mut warnings = Vec::new();
-    let text = crate::diff::canonical_text(&bytes, &rules, &mut warnings)
+    let text = hist::diff::canonical_text(&bytes, &rules, &mut warnings)
         .map_err(|e| CliError::user(format!("{name} is not valid JSON: {e}")))?;
     drop(bytes);
     for w in warnings {
         ui.warn(w);
     }
     if args.hash {
-        ui.line(crate::canon::ObjectId::of(text.as_bytes()).to_hex())
+        ui.line(hist::canon::ObjectId::of(text.as_bytes()).to_hex())
     } else {
         ui.raw(text.as_bytes())?;
         ui.raw(b"\n")

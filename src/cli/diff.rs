@@ -1,7 +1,7 @@
 use super::ui::paint_change;
 use super::{CliError, Env, Ui, parse_when};
-use crate::time::When;
 use clap::{Args, ValueEnum};
+use hist::time::When;
 
 /// Show the changes to a document between two moments
 ///
@@ -49,12 +49,12 @@ pub fn cmd_diff(ui: &mut Ui, env: &Env, args: &DiffArgs) -> Result<(), CliError>
     match args.format {
         Format::JsonPatch => {
             let patch = d.to_json_patch().map_err(|e| match e {
-                crate::Error::Apply { source, .. } => {
+                hist::Error::Apply { source, .. } => {
                     CliError::internal(format!("cannot export the diff: {source}"))
                 }
                 e => e.into(),
             })?;
-            ui.line(crate::canon::to_pretty_string(&serde_json::Value::Array(
+            ui.line(hist::canon::to_pretty_string(&serde_json::Value::Array(
                 patch,
             )))
         }

@@ -72,17 +72,8 @@ impl CliError {
         self
     }
 
-    /// The kind of failure.
-    pub fn kind(&self) -> Kind {
-        self.kind
-    }
-
-    /// Prints the error to stderr and returns the exit code.
-    pub fn report(&self) -> ExitCode {
-        self.report_styled(false)
-    }
-
-    /// [`CliError::report`], with `hist: error:` painted when `color`.
+    /// Prints the error to stderr, with `hist: error:` painted when `color`, and returns
+    /// the exit code.
     pub fn report_styled(&self, color: bool) -> ExitCode {
         if !self.silent {
             let mut text = format!("{}{}\n", prefix(color), self.message);
@@ -114,9 +105,9 @@ pub(crate) fn prefix(color: bool) -> String {
     }
 }
 
-impl From<crate::Error> for CliError {
-    fn from(e: crate::Error) -> Self {
-        use crate::Error as E;
+impl From<hist::Error> for CliError {
+    fn from(e: hist::Error) -> Self {
+        use hist::Error as E;
         let message = e.to_string();
         match e {
             E::NotARepository(_) => CliError::user(message)
@@ -147,14 +138,14 @@ fn is_disk_full(message: &str) -> bool {
     message.contains("database or disk is full")
 }
 
-impl From<crate::time::WhenError> for CliError {
-    fn from(e: crate::time::WhenError) -> Self {
+impl From<hist::time::WhenError> for CliError {
+    fn from(e: hist::time::WhenError) -> Self {
         CliError::usage(e.to_string())
     }
 }
 
-impl From<crate::path::PathError> for CliError {
-    fn from(e: crate::path::PathError) -> Self {
+impl From<hist::path::PathError> for CliError {
+    fn from(e: hist::path::PathError) -> Self {
         CliError::usage(e.to_string())
     }
 }

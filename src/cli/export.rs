@@ -1,7 +1,7 @@
 use super::ui::change_json;
 use super::{CliError, Env, Ui, parse_when};
-use crate::ExportFilter;
 use clap::Args;
+use hist::ExportFilter;
 use serde_json::Value;
 use std::ops::ControlFlow;
 
@@ -28,7 +28,7 @@ pub struct ExportArgs {
 
 pub fn cmd_export(ui: &mut Ui, env: &Env, args: &ExportArgs) -> Result<(), CliError> {
     if let Some(glob) = &args.keys {
-        crate::rules::check_glob(glob)
+        hist::rules::check_glob(glob)
             .map_err(|e| CliError::usage(format!("--keys {glob:?}: {e}")))?;
     }
     let filter = ExportFilter {

@@ -1,8 +1,8 @@
 //! `gc`: apply retention, drop unreferenced objects, reclaim space.
 
 use super::{CliError, Env, OutputOpts, Ui, WriteOpts, parse_write_time};
-use crate::{Compaction, GcOutcome};
 use clap::Args;
+use hist::{Compaction, GcOutcome};
 use serde_json::{Value, json};
 
 /// Apply retention rules, drop unreferenced objects and reclaim space

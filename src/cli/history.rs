@@ -1,7 +1,7 @@
 use super::ui::{one_line, palette, show_time};
 use super::{CliError, Env, OutputOpts, Ui};
-use crate::DocPath;
 use clap::Args;
+use hist::DocPath;
 use serde_json::{Value, json};
 
 /// List every change that altered the value at PATH, oldest first
@@ -59,16 +59,16 @@ pub fn cmd_history(ui: &mut Ui, env: &Env, args: &HistoryArgs) -> Result<(), Cli
             ui.json(&obj)?;
         } else {
             let what = match (e.op, &e.moved) {
-                (crate::Op::Move, Some(m)) if m.to == e.path => {
+                (hist::Op::Move, Some(m)) if m.to == e.path => {
                     format!("> renamed from {} ({})", m.from, one_line(e.new.as_ref()))
                 }
-                (crate::Op::Move, Some(m)) => {
+                (hist::Op::Move, Some(m)) => {
                     format!("> renamed to {} ({})", m.to, one_line(e.old.as_ref()))
                 }
-                (crate::Op::Add, _) => {
+                (hist::Op::Add, _) => {
                     ui.paint(palette::ADD, format!("+ {}", one_line(e.new.as_ref())))
                 }
-                (crate::Op::Remove, _) => {
+                (hist::Op::Remove, _) => {
                     ui.paint(palette::REMOVE, format!("- {}", one_line(e.old.as_ref())))
                 }
                 _ => ui.paint(

@@ -1,7 +1,7 @@
 use super::ui::read_input_with_limit;
 use super::{CliError, Env, Ui};
-use crate::import::{ImportError, ImportEvent, ImportOptions, ImportSummary};
 use clap::Args;
+use hist::import::{ImportError, ImportEvent, ImportOptions, ImportSummary};
 use std::path::PathBuf;
 
 /// Record many snapshots from NDJSON records {key, at, actor, reason, doc}
@@ -40,6 +40,7 @@ pub fn cmd_import(ui: &mut Ui, env: &Env, args: &ImportArgs) -> Result<(), CliEr
                     CliError::user(format!("{name} line {line}: {problem}"))
                 }
                 ImportError::Store { error, .. } => error.into(),
+                e => CliError::user(e.to_string()),
             };
             Err(e.hint(hint))
         }

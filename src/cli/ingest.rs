@@ -1,8 +1,8 @@
 use super::ui::{change_brief, read_input};
 use super::write::report_commit;
 use super::{CliError, Env, OutputOpts, Ui, WriteOpts};
-use crate::PutOutcome;
 use clap::Args;
+use hist::PutOutcome;
 use std::path::PathBuf;
 
 /// Record a whole JSON snapshot of a document
@@ -33,7 +33,7 @@ pub fn cmd_ingest(ui: &mut Ui, env: &Env, args: &IngestArgs) -> Result<(), CliEr
     let mut repo = env.repo()?;
     let mut txn = repo.begin(opts)?;
     let outcome = txn.put_json(&args.key, &bytes).map_err(|e| match e {
-        crate::Error::Json { source, .. } => {
+        hist::Error::Json { source, .. } => {
             CliError::user(format!("{name} is not valid JSON: {source}"))
         }
         e => e.into(),
@@ -56,8 +56,8 @@ pub fn cmd_ingest(ui: &mut Ui, env: &Env, args: &IngestArgs) -> Result<(), CliEr
     let (mut add, mut rm, mut rep) = (0, 0, 0);
     for (_, c) in &commit.changes {
         match c.op {
-            crate::Op::Add => add += 1,
-            crate::Op::Remove => rm += 1,
+            hist::Op::Add => add += 1,
+            hist::Op::Remove => rm += 1,
             _ => rep += 1,
         }
     }

@@ -1,6 +1,6 @@
 use super::{CliError, Env, Ui};
-use crate::Repo;
 use clap::Args;
+use hist::Repo;
 use std::path::PathBuf;
 
 /// Create an empty repository

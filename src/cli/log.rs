@@ -1,7 +1,7 @@
 use super::ui::{change_json, paint_change, palette, show_time};
 use super::{CliError, Env, OutputOpts, Ui, parse_when};
-use crate::{DocPath, LogFilter};
 use clap::Args;
+use hist::{DocPath, LogFilter};
 use serde_json::json;
 
 /// List transactions, newest first

@@ -21,6 +21,8 @@ mod import;
 mod ingest;
 mod init;
 mod log;
+#[cfg(test)]
+mod man;
 mod mv;
 mod restore;
 mod rules;
@@ -34,10 +36,10 @@ mod write;
 pub use error::CliError;
 pub use ui::{ColorChoice, Ui};
 
-use crate::model::Actor;
-use crate::time::{Timestamp, When};
-use crate::{Repo, TxOptions};
 use clap::{Args, Parser, Subcommand};
+use hist::model::Actor;
+use hist::time::{Timestamp, When};
+use hist::{Repo, TxOptions};
 use std::path::PathBuf;
 use std::process::ExitCode;
 

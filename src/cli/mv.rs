@@ -2,8 +2,8 @@
 
 use super::ui::change_json;
 use super::{CliError, Env, OutputOpts, Ui, WriteOpts};
-use crate::DocPath;
 use clap::Args;
+use hist::DocPath;
 
 /// Rename a field in every matching document; later writes use the new name
 ///
@@ -44,7 +44,7 @@ pub fn cmd_mv(ui: &mut Ui, env: &Env, args: &MvArgs) -> Result<(), CliError> {
     let mut repo = env.repo()?;
     let mut txn = repo.begin(opts)?;
     let moved = txn.rename(&args.keys, &from, &to).map_err(|e| match e {
-        crate::Error::Rename(_) => {
+        hist::Error::Rename(_) => {
             CliError::from(e).hint("`hist show KEY` shows a document; pick a TO path that is free")
         }
         other => other.into(),

@@ -34,7 +34,7 @@ pub struct RestoreArgs {
 
 pub fn cmd_restore(ui: &mut Ui, env: &Env, args: &RestoreArgs) -> Result<(), CliError> {
     let when = args.when.as_deref().map(parse_when).transpose()?;
-    crate::track::check_file_key(&args.key).map_err(|e| track_error(e.into()))?;
+    hist::track::check_file_key(&args.key).map_err(|e| track_error(e.into()))?;
     let repo = env.repo()?;
     if args.output.as_deref().is_some_and(|o| o.as_os_str() == "-") {
         let (_, bytes) = repo.file_bytes(&args.key, when).map_err(track_error)?;

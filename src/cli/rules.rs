@@ -1,7 +1,7 @@
 use super::{CliError, Env, OutputOpts, Ui, WriteOpts};
-use crate::path::PathPattern;
-use crate::rules::{RuleKind, check_glob};
 use clap::{Args, Subcommand};
+use hist::path::PathPattern;
+use hist::rules::{RuleKind, check_glob};
 use serde_json::json;
 
 /// List or declare rules: array keys, sets, personal paths, retention
@@ -203,7 +203,7 @@ pub fn cmd_rules(ui: &mut Ui, env: &Env, args: &RulesArgs) -> Result<(), CliErro
 }
 
 fn retention_kind(a: &RetentionArgs) -> Result<RuleKind, CliError> {
-    use crate::retention::{Retention, Then, parse_duration};
+    use hist::retention::{Retention, Then, parse_duration};
     let policy = match &a.keep {
         None => Retention::Forever,
         Some(keep) => Retention::Keep {

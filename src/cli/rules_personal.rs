@@ -1,9 +1,9 @@
 //! `hist rules personal`: declare personal paths.
 
 use super::{CliError, WriteOpts};
-use crate::DocPath;
-use crate::rules::RuleKind;
 use clap::Args;
+use hist::DocPath;
+use hist::rules::RuleKind;
 
 /// Mark values at PATTERN as personal data, erasable with `hist forget`
 ///

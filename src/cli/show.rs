@@ -1,6 +1,6 @@
 use super::{CliError, Env, Ui, parse_when};
-use crate::DocPath;
 use clap::Args;
+use hist::DocPath;
 use std::borrow::Cow;
 
 /// Print a document as pretty JSON, now or as of a past moment
@@ -50,15 +50,20 @@ pub fn cmd_show(ui: &mut Ui, env: &Env, args: &ShowArgs) -> Result<(), CliError>
     };
     let shown: Cow<'_, str> = match &path {
         None => Cow::Borrowed(&text),
-        Some(p) => match crate::textdiff::get_text(&text, p.segments()) {
+        Some(p) => match hist::textdiff::get_text(&text, p.segments()) {
             Some(value) => Cow::Borrowed(value),
             // Not found in the text: the parsed document has the last word.
             None => {
-                let doc = crate::repo::parse_stored(&text)?;
-                let value = crate::diff::get(&doc, p.segments()).ok_or_else(|| {
+                let doc = hist::canon::parse_str(&text).map_err(|e| {
+                    CliError::user(format!(
+                        "the repository is damaged: the stored JSON of {} does not parse: {e}",
+                        args.key
+                    ))
+                })?;
+                let value = hist::diff::get(&doc, p.segments()).ok_or_else(|| {
                     CliError::user(format!("{} has nothing at {p} {then}", args.key))
                 })?;
-                Cow::Owned(crate::canon::to_canonical_string(value))
+                Cow::Owned(hist::canon::to_canonical_string(value))
             }
         },
     };
@@ -71,8 +76,8 @@ pub fn cmd_show(ui: &mut Ui, env: &Env, args: &ShowArgs) -> Result<(), CliError>
 }
 
 /// Says on stderr when a past read falls in a span compacted by `gc` (for the path shown).
-fn note_compacted(ui: &mut Ui, key: &str, path: Option<&DocPath>, spans: &[crate::Compaction]) {
-    let hit: Vec<&crate::Compaction> = spans
+fn note_compacted(ui: &mut Ui, key: &str, path: Option<&DocPath>, spans: &[hist::Compaction]) {
+    let hit: Vec<&hist::Compaction> = spans
         .iter()
         .filter(|c| path.is_none_or(|p| p.starts_with(&c.path) || c.path.starts_with(p)))
         .collect();
@@ -85,9 +90,9 @@ fn note_compacted(ui: &mut Ui, key: &str, path: Option<&DocPath>, spans: &[crate
         n => format!(" and {} other paths", n - 1),
     };
     let mode = match first.mode {
-        crate::retention::Then::Daily => "one change per day",
-        crate::retention::Then::Hourly => "one change per hour",
-        crate::retention::Then::Drop => "the net effect only",
+        hist::retention::Then::Daily => "one change per day",
+        hist::retention::Then::Hourly => "one change per hour",
+        hist::retention::Then::Drop => "the net effect only",
     };
     let (from, to) = (first.first_at.date(), first.last_at.date());
     let span = if from == to {

@@ -1,6 +1,6 @@
 use super::{CliError, Env, Ui};
-use crate::SqlValue;
 use clap::Args;
+use hist::SqlValue;
 use serde_json::{Map, Value};
 
 /// Run a read-only SQL query over the change log
@@ -40,7 +40,7 @@ fn json(v: &SqlValue) -> Value {
     match v {
         SqlValue::Null => Value::Null,
         SqlValue::Integer(i) => Value::from(*i),
-        SqlValue::Real(f) => crate::canon::number_from_f64(*f).map_or(Value::Null, Value::Number),
+        SqlValue::Real(f) => hist::canon::number_from_f64(*f).map_or(Value::Null, Value::Number),
         SqlValue::Text(t) => Value::String(t.clone()),
         SqlValue::Blob(_) => Value::String(text(v)),
     }

@@ -1,8 +1,8 @@
 //! `track` and `commit`: recording a directory of files.
 
 use super::{CliError, Env, OutputOpts, Ui, WriteOpts};
-use crate::track::{FileState, Phase, Progress, Recorded};
 use clap::Args;
+use hist::track::{FileState, Phase, Progress, Recorded};
 use serde_json::json;
 use std::path::{Path, PathBuf};
 use std::time::SystemTime;
@@ -185,22 +185,22 @@ fn report(ui: &mut Ui, rec: Recorded, output: OutputOpts, nothing: &str) -> Resu
 }
 
 /// A library error with the hint that helps for tracked files.
-pub(super) fn track_error(e: crate::Error) -> CliError {
-    use crate::track::TrackError as T;
+pub(super) fn track_error(e: hist::Error) -> CliError {
+    use hist::track::TrackError as T;
     let hint = match &e {
-        crate::Error::Track(T::Parse(_)) => {
+        hist::Error::Track(T::Parse(_)) => {
             Some("fix the file and run the command again; nothing was recorded")
         }
-        crate::Error::Track(T::NotTracked(_)) => {
+        hist::Error::Track(T::NotTracked(_)) => {
             Some("`hist status` lists tracked files; `hist track PATH` adds one")
         }
-        crate::Error::Track(T::OutsideRoot { .. } | T::UnsafeKey(_)) => {
+        hist::Error::Track(T::OutsideRoot { .. } | T::UnsafeKey(_)) => {
             Some("keys of tracked files are paths relative to the repository root")
         }
-        crate::Error::Track(T::Uncommitted(_)) => {
+        hist::Error::Track(T::Uncommitted(_)) => {
             Some("`hist commit` them first, or pass --force to overwrite them")
         }
-        crate::Error::Track(T::Exists(_)) => Some("pass --force to overwrite it"),
+        hist::Error::Track(T::Exists(_)) => Some("pass --force to overwrite it"),
         _ => None,
     };
     let err = CliError::from(e);

@@ -6,9 +6,9 @@
 //! `--color never` ([`Ui::paint`]).
 
 use super::CliError;
-use crate::model::{Change, ChangeText};
-use crate::time::Timestamp;
 use anstyle::{AnsiColor, Style};
+use hist::model::{Change, ChangeText};
+use hist::time::Timestamp;
 use serde_json::Value;
 use std::io::{self, BufWriter, IsTerminal, Write};
 use std::process::{Child, ChildStdin, Command, Stdio};
@@ -123,11 +123,6 @@ impl Ui {
         }
     }
 
-    /// True when output is painted.
-    pub fn color(&self) -> bool {
-        self.color
-    }
-
     /// `text` in `style` when colors are on, as is otherwise.
     pub fn paint(&self, style: Style, text: impl std::fmt::Display) -> String {
         if self.color {
@@ -193,7 +188,7 @@ impl Ui {
         if self.broken_pipe {
             return Ok(());
         }
-        let r = crate::canon::write_pretty_text(canonical, &mut self.out)
+        let r = hist::canon::write_pretty_text(canonical, &mut self.out)
             .and_then(|()| self.out.write_all(b"\n"));
         self.check(r)
     }
@@ -209,7 +204,7 @@ impl Ui {
 
     /// Writes one NDJSON record.
     pub fn json(&mut self, value: &Value) -> Result<(), CliError> {
-        self.line(crate::canon::to_canonical_string(value))
+        self.line(hist::canon::to_canonical_string(value))
     }
 
     /// A message for the person at the terminal (stderr).
@@ -252,27 +247,27 @@ impl Ui {
 /// A change as one line, painted by its op: `+` green, `-` red, `~` cyan.
 pub fn paint_change(ui: &Ui, change: &Change) -> String {
     let style = match change.op {
-        crate::Op::Add => palette::ADD,
-        crate::Op::Remove => palette::REMOVE,
+        hist::Op::Add => palette::ADD,
+        hist::Op::Remove => palette::REMOVE,
         _ => palette::REPLACE,
     };
     ui.paint(style, change_line(change))
 }
 /// A value on one line: compact canonical JSON, or `(absent)`.
 pub fn one_line(value: Option<&Value>) -> String {
-    value.map_or_else(|| "(absent)".to_owned(), crate::canon::to_canonical_string)
+    value.map_or_else(|| "(absent)".to_owned(), hist::canon::to_canonical_string)
 }
 
 /// A path for people: the root is shown as `(document)`; a path whose member names hold
 /// control characters is shown as a JSON string (`"/a\u001bb"`), so hostile names cannot
 /// send escape sequences to the terminal or forge extra lines.
-pub fn show_path(path: &crate::DocPath) -> String {
+pub fn show_path(path: &hist::DocPath) -> String {
     if path.is_root() {
         return "(document)".to_owned();
     }
     let text = path.to_string();
     if text.chars().any(char::is_control) {
-        crate::canon::to_canonical_string(&Value::String(text))
+        hist::canon::to_canonical_string(&Value::String(text))
     } else {
         text
     }
@@ -280,7 +275,7 @@ pub fn show_path(path: &crate::DocPath) -> String {
 
 /// A change as one line: `~ /path: old -> new`, `+ /path: new`, `- /path: old`.
 pub fn change_line(change: &Change) -> String {
-    let text = |v: &Option<Value>| v.as_ref().map(crate::canon::to_canonical_string);
+    let text = |v: &Option<Value>| v.as_ref().map(hist::canon::to_canonical_string);
     let (old, new) = (text(&change.old), text(&change.new));
     line_of(
         &change.path,
@@ -303,8 +298,8 @@ pub fn change_brief(change: &ChangeText) -> String {
 const BRIEF_BYTES: usize = 100;
 
 fn line_of(
-    path: &crate::DocPath,
-    op: crate::Op,
+    path: &hist::DocPath,
+    op: hist::Op,
     old: Option<&str>,
     new: Option<&str>,
     max: usize,
@@ -322,10 +317,10 @@ fn line_of(
     };
     let path = show_path(path);
     match op {
-        crate::Op::Add => format!("+ {path}: {}", show(new)),
-        crate::Op::Remove => format!("- {path}: {}", show(old)),
-        crate::Op::Replace => format!("~ {path}: {} -> {}", show(old), show(new)),
-        crate::Op::Move => format!("> {path}: moved from {}", show(old)),
+        hist::Op::Add => format!("+ {path}: {}", show(new)),
+        hist::Op::Remove => format!("- {path}: {}", show(old)),
+        hist::Op::Replace => format!("~ {path}: {} -> {}", show(old), show(new)),
+        hist::Op::Move => format!("> {path}: moved from {}", show(old)),
     }
 }
 
@@ -338,7 +333,7 @@ pub fn show_time(at: Timestamp) -> String {
 }
 
 /// The NDJSON record of a change: `at, actor, tx, reason, key, path, op, old, new`.
-pub fn change_json(tx: &crate::TxInfo, key: &str, change: &Change) -> Value {
+pub fn change_json(tx: &hist::TxInfo, key: &str, change: &Change) -> Value {
     let mut obj: serde_json::Map<String, Value> = record_fields(tx, key, &change.path, change.op)
         .into_iter()
         .map(|(name, v)| (name.to_owned(), v))
@@ -354,23 +349,23 @@ pub fn change_json(tx: &crate::TxInfo, key: &str, change: &Change) -> Value {
 
 /// [`change_json`] of a change a write recorded, as canonical text: its values are spliced
 /// in as the text they are, never parsed.
-pub fn change_text_json(tx: &crate::TxInfo, key: &str, change: &ChangeText) -> String {
+pub fn change_text_json(tx: &hist::TxInfo, key: &str, change: &ChangeText) -> String {
     let fields: Vec<(&str, String)> = record_fields(tx, key, &change.path, change.op)
         .into_iter()
-        .map(|(name, v)| (name, crate::canon::to_canonical_string(&v)))
+        .map(|(name, v)| (name, hist::canon::to_canonical_string(&v)))
         .collect();
     let mut members: Vec<(&str, &str)> = fields.iter().map(|(n, t)| (*n, t.as_str())).collect();
     members.extend(change.old.as_deref().map(|t| ("old", t)));
     members.extend(change.new.as_deref().map(|t| ("new", t)));
-    crate::canon::object_text(members)
+    hist::canon::object_text(members)
 }
 
 /// The fields of a change record other than its values.
 fn record_fields(
-    tx: &crate::TxInfo,
+    tx: &hist::TxInfo,
     key: &str,
-    path: &crate::DocPath,
-    op: crate::Op,
+    path: &hist::DocPath,
+    op: hist::Op,
 ) -> [(&'static str, Value); 7] {
     [
         ("at", Value::String(tx.at.to_string())),
@@ -448,5 +443,5 @@ pub fn read_input_with_limit(
 
 /// Parses JSON input strictly, naming the input in the error.
 pub fn parse_json(what: &str, bytes: &[u8]) -> Result<Value, CliError> {
-    crate::canon::parse(bytes).map_err(|e| CliError::user(format!("{what} is not valid JSON: {e}")))
+    hist::canon::parse(bytes).map_err(|e| CliError::user(format!("{what} is not valid JSON: {e}")))
 }

@@ -2,8 +2,8 @@
 
 use super::ui::{change_brief, change_text_json, parse_json, read_input};
 use super::{CliError, Env, OutputOpts, Ui, WriteOpts};
-use crate::{Commit, DocPath};
 use clap::Args;
+use hist::{Commit, DocPath};
 use std::path::PathBuf;
 
 /// Write a JSON value at a path of a document

@@ -20,7 +20,6 @@ mod test_garbage_args;
 mod test_gc;
 mod test_hostile;
 mod test_ingest;
-mod test_man;
 mod test_mv;
 mod test_readme;
 mod test_sql_lockdown;

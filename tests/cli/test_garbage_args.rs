@@ -1,12 +1,11 @@
-//! Garbage arguments: every subcommand, found by walking `Cli::command()` (so commands added
-//! later are covered too), is run with random strings, unknown flags, missing arguments,
+//! Garbage arguments: every subcommand, found by walking `hist -h` (so commands added later
+//! are covered too), is run with random strings, unknown flags, missing arguments,
 //! huge numbers, WHENs and paths that do not parse. Each run either succeeds (some garbage
 //! is valid input) or fails with exit 1 or 2 and a `hist: error:` (or clap `error:`)
 //! message: never a panic, a backtrace, a Debug dump or an internal-error exit.
 
-use crate::common::TestEnv;
+use crate::common::{TestEnv, command_tree};
 use crate::robust::{Rng, assert_no_panic};
-use clap::CommandFactory;
 
 const GARBAGE: &[&str] = &[
     "",
@@ -55,40 +54,19 @@ const GARBAGE: &[&str] = &[
     "SELECT",
 ];
 
-/// Every command path (`["rules", "array-key"]`) with its clap definition.
-fn leaves(cmd: &clap::Command, prefix: Vec<String>, out: &mut Vec<(Vec<String>, clap::Command)>) {
-    out.push((prefix.clone(), cmd.clone()));
-    for sub in cmd.get_subcommands() {
-        let mut path = prefix.clone();
-        path.push(sub.get_name().to_owned());
-        leaves(sub, path, out);
-    }
-}
-
 #[test]
 fn every_subcommand_survives_garbage_arguments() {
     let mut rng = Rng::from_env("every_subcommand_survives_garbage_arguments", 0x6a7b);
     let env = TestEnv::init();
     env.run(&["set", "k", "/a", "[1,2]", "--actor", "user:sam"])
         .ok();
-    let mut commands = Vec::new();
-    leaves(&hist::cli::Cli::command(), Vec::new(), &mut commands);
+    let commands = command_tree(&env);
     assert!(commands.len() > 10, "{} commands", commands.len());
     let (mut runs, mut refusals) = (0, 0);
-    for (path, cmd) in &commands {
-        let positionals = cmd.get_positionals().count();
-        let options: Vec<(String, bool)> = cmd
-            .get_arguments()
-            .filter(|a| !a.is_positional())
-            .filter_map(|a| {
-                let name = a
-                    .get_long()
-                    .map(|l| format!("--{l}"))
-                    .or_else(|| a.get_short().map(|s| format!("-{s}")))?;
-                Some((name, a.get_action().takes_values()))
-            })
-            .filter(|(name, _)| name != "--help" && name != "--version")
-            .collect();
+    for command in &commands {
+        let path = &command.path;
+        let positionals = command.positionals;
+        let options = command.options.clone();
         let mut cases: Vec<Vec<String>> = vec![
             vec![],
             vec!["--bogus".into()],

@@ -149,3 +149,91 @@ impl TestEnv {
         out.stdout
     }
 }
+
+/// A command of the `hist` binary as its `-h` shows it.
+#[derive(Debug, Clone)]
+pub struct CommandSpec {
+    /// Its words after `hist` (`["rules", "array-key"]`; empty for `hist` itself).
+    pub path: Vec<String>,
+    /// How many positional arguments it takes.
+    pub positionals: usize,
+    /// Its options, by long name (`--reason`) or short (`-C`) when it has no long one,
+    /// with whether each takes a value; `--help` and `--version` left out, and so are the
+    /// global options of `hist` on its commands.
+    pub options: Vec<(String, bool)>,
+    /// The names of its subcommands (`help` left out).
+    pub subcommands: Vec<String>,
+}
+
+/// Every visible command of `hist`, `hist` itself first, found by walking the `-h` of
+/// `hist` and of each command recursively (the CLI definition lives in the binary alone),
+/// so commands added later are found too.
+pub fn command_tree(env: &TestEnv) -> Vec<CommandSpec> {
+    fn walk(
+        env: &TestEnv,
+        path: Vec<String>,
+        globals: &[(String, bool)],
+        out: &mut Vec<CommandSpec>,
+    ) {
+        let mut args: Vec<&str> = path.iter().map(String::as_str).collect();
+        args.push("-h");
+        let help = env.run(&args);
+        let mut spec = parse_help(path, help.ok());
+        spec.options.retain(|o| !globals.contains(o));
+        let subcommands = spec.subcommands.clone();
+        let path = spec.path.clone();
+        out.push(spec);
+        for sub in subcommands {
+            let mut sub_path = path.clone();
+            sub_path.push(sub);
+            walk(env, sub_path, globals, out);
+        }
+    }
+    let root = parse_help(Vec::new(), env.run(&["-h"]).ok());
+    let globals = root.options.clone();
+    let mut out = vec![root.clone()];
+    for sub in &root.subcommands {
+        walk(env, vec![sub.clone()], &globals, &mut out);
+    }
+    out
+}
+
+/// Reads clap's short help: the `Arguments:`, `Options:` and `Commands:` sections.
+fn parse_help(path: Vec<String>, help: &str) -> CommandSpec {
+    let mut spec = CommandSpec {
+        path,
+        positionals: 0,
+        options: Vec::new(),
+        subcommands: Vec::new(),
+    };
+    let mut section = "";
+    for line in help.lines() {
+        if line.trim().is_empty() {
+            continue;
+        }
+        if !line.starts_with(' ') {
+            section = line;
+            continue;
+        }
+        // Entries are indented 2 (6 for a long option without a short one); what wraps
+        // of their descriptions is indented further.
+        let indent = line.len() - line.trim_start().len();
+        let entry = line.trim_start();
+        let head = entry.split("  ").next().unwrap_or_default();
+        match section {
+            "Arguments:" if indent == 2 => spec.positionals += 1,
+            "Commands:" if indent == 2 && head != "help" => spec.subcommands.push(head.to_owned()),
+            "Options:" if indent <= 6 && entry.starts_with('-') => {
+                let words: Vec<&str> = head.split_whitespace().collect();
+                let long = words.iter().find(|w| w.starts_with("--"));
+                let name = long.or(words.first()).unwrap_or(&"").trim_end_matches(',');
+                let takes_value = words.iter().any(|w| w.contains('<'));
+                if name != "--help" && name != "--version" {
+                    spec.options.push((name.to_owned(), takes_value));
+                }
+            }
+            _ => {}
+        }
+    }
+    spec
+}

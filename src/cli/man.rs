@@ -1,9 +1,10 @@
-//! Man pages and help texts, generated from the clap definitions.
+//! Tests: man pages and help texts, generated from the clap definitions.
 //!
 //! `man/` holds one page per command (`hist.1`, `hist-blame.1`, `hist-rules-array-key.1`,
 //! …). This test renders them into memory and fails when the committed pages are stale;
 //! run it with `HIST_UPDATE_MAN=1` to rewrite `man/` instead. The meta-tests check every
-//! command that exists (recursively), not a fixed list.
+//! command that exists (recursively), not a fixed list. They are unit tests of the binary,
+//! the only crate that holds the clap definitions.
 
 use clap::CommandFactory;
 use std::collections::BTreeMap;
@@ -17,7 +18,7 @@ fn commands() -> Vec<(String, clap::Command)> {
             walk(sub, &format!("{name} {}", sub.get_name()), out);
         }
     }
-    let mut root = hist::cli::Cli::command().disable_help_subcommand(true);
+    let mut root = super::Cli::command().disable_help_subcommand(true);
     root.build();
     let mut out = Vec::new();
     walk(&root, "hist", &mut out);
@@ -75,12 +76,12 @@ fn man_pages_are_up_to_date() {
     assert_eq!(
         names(&committed),
         names(&fresh),
-        "man/ does not hold one page per command; run `HIST_UPDATE_MAN=1 cargo test --test cli test_man`"
+        "man/ does not hold one page per command; run `HIST_UPDATE_MAN=1 cargo test --bin hist man`"
     );
     for (name, bytes) in &fresh {
         assert!(
             committed.get(name) == Some(bytes),
-            "man/{name} is stale; run `HIST_UPDATE_MAN=1 cargo test --test cli test_man` and commit man/"
+            "man/{name} is stale; run `HIST_UPDATE_MAN=1 cargo test --bin hist man` and commit man/"
         );
     }
 }
