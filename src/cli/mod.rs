@@ -149,7 +149,7 @@ impl Env {
             Ok(text) => Timestamp::parse_rfc3339(&text).ok_or_else(|| {
                 CliError::usage(format!("HIST_NOW={text:?} is not an RFC 3339 time"))
             })?,
-            Err(_) => Timestamp::from_datetime(chrono::Utc::now()),
+            Err(_) => Timestamp::from_datetime(std::time::SystemTime::now().into()),
         };
         let cwd = std::env::current_dir()
             .map_err(|e| CliError::user(format!("cannot read the current directory: {e}")))?;
