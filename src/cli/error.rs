@@ -120,7 +120,7 @@ impl From<hist::Error> for CliError {
                 Some(hint) => CliError::user(message).hint(hint),
                 None => CliError::user(message),
             },
-            E::Sqlite(rusqlite_error) if is_disk_full(&rusqlite_error.to_string()) => {
+            E::Sqlite(e) if is_disk_full(&e.to_string()) => {
                 CliError::user(message).hint(DISK_FULL_HINT)
             }
             E::Io { source, .. } if source.kind() == std::io::ErrorKind::StorageFull => {

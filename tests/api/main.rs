@@ -10,6 +10,7 @@ mod diff_apply;
 mod export;
 mod gc;
 mod import;
+mod layers;
 mod patch_conformance;
 mod path;
 mod rename;
