@@ -5,6 +5,13 @@
 //! Open a [`Repo`], write through a [`Txn`] that names an [`Actor`], and read any document
 //! as of any point ([`Repo::as_of`]), the history of one field ([`Repo::history`]) or the
 //! log ([`Repo::log`]).
+//!
+//! Everything the `hist` command does goes through this API: snapshots in bulk
+//! ([`Repo::import_ndjson`]), the changes between two moments ([`Repo::diff`], as an RFC 6902
+//! patch with [`DocDiff::to_json_patch`]), the log as a stream ([`Repo::export`]), a
+//! directory of files ([`Repo::track`]). The command line is the package's binary, built
+//! with the default `cli` feature: a program that embeds the library depends on it with
+//! `default-features = false` and gets no command-line or terminal crate.
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 #![cfg_attr(test, allow(clippy::unwrap_used))]
