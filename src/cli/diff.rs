@@ -56,7 +56,7 @@ pub fn cmd_diff(ui: &mut Ui, env: &Env, args: &DiffArgs) -> Result<(), CliError>
     ui.page();
     match args.format {
         Format::JsonPatch => {
-            let a = a.as_deref().map(crate::repo::parse_stored).transpose()?;
+            let a = a.as_deref().map(crate::store::parse_stored).transpose()?;
             let patch = crate::diff::to_json_patch(a.as_ref(), &d.changes)
                 .map_err(|e| CliError::internal(format!("cannot export the diff: {e}")))?;
             ui.line(crate::canon::to_pretty_string(&serde_json::Value::Array(

@@ -54,7 +54,7 @@ pub fn cmd_show(ui: &mut Ui, env: &Env, args: &ShowArgs) -> Result<(), CliError>
             Some(value) => Cow::Borrowed(value),
             // Not found in the text: the parsed document has the last word.
             None => {
-                let doc = crate::repo::parse_stored(&text)?;
+                let doc = crate::store::parse_stored(&text)?;
                 let value = crate::diff::get(&doc, p.segments()).ok_or_else(|| {
                     CliError::user(format!("{} has nothing at {p} {then}", args.key))
                 })?;

@@ -51,7 +51,8 @@ fn generated_year(dir: &Path) -> Repo {
         &rule("/items"),
         None,
         &RuleKind::ArrayKey(vec!["id".into()]),
-    );
+    )
+    .unwrap();
     txn.add_rule(
         &rule("/items[*]/price"),
         None,
@@ -59,12 +60,14 @@ fn generated_year(dir: &Path) -> Repo {
             seconds: 90 * 86_400,
             then: Then::Daily,
         }),
-    );
+    )
+    .unwrap();
     txn.add_rule(
         &rule("/items[*]/name"),
         None,
         &RuleKind::Retention(Retention::Forever),
-    );
+    )
+    .unwrap();
     txn.commit().unwrap();
     let mut rng = Lcg(7);
     let mut prices: BTreeMap<u64, u64> = (1..=5).map(|id| (id, 100 * id)).collect();
@@ -386,7 +389,8 @@ fn drop_and_net_zero_and_ancestors() {
             seconds: 86_400,
             then: Then::Drop,
         }),
-    );
+    )
+    .unwrap();
     txn.add_rule(
         &PathPattern::parse("/b").unwrap(),
         Some("k*"),
@@ -394,7 +398,8 @@ fn drop_and_net_zero_and_ancestors() {
             seconds: 86_400,
             then: Then::Hourly,
         }),
-    );
+    )
+    .unwrap();
     txn.commit().unwrap();
     let write = |repo: &mut Repo, at: i64, path: &str, value: Option<Value>| {
         let mut txn = repo.begin(opts("write", at)).unwrap();
@@ -491,12 +496,14 @@ fn retention_rules_round_trip() {
         seconds: 90 * 86_400,
         then: Then::Daily,
     });
-    txn.add_rule(&PathPattern::parse("/items").unwrap(), None, &keep);
+    txn.add_rule(&PathPattern::parse("/items").unwrap(), None, &keep)
+        .unwrap();
     txn.add_rule(
         &PathPattern::parse("/tags").unwrap(),
         Some("feed/*"),
         &RuleKind::Retention(Retention::Forever),
-    );
+    )
+    .unwrap();
     txn.commit().unwrap();
     drop(repo);
     let mut repo = Repo::open(dir.path()).unwrap();
