@@ -39,7 +39,7 @@ use crate::model::{Change, ChangeText, Op};
 use crate::path::DocPath;
 use crate::retention::{Compaction, Retention, Then};
 use crate::rules::{Rule, RuleKind};
-use crate::store::checkpoint::{CHECKPOINT_EVERY, CHECKPOINT_MIN_BYTES};
+use crate::store::checkpoint;
 use crate::store::{self, Order, Store, Stored, WriteTxn};
 use crate::time::Timestamp;
 use serde_json::Value;
@@ -457,8 +457,7 @@ pub(super) fn rewrite_key(w: &WriteTxn<'_>, kp: &KeyPlan) -> Result<CheckpointSt
 
 /// Rebuilds one key's checkpoints while its rewritten log is replayed: an old checkpoint
 /// is kept where its version survived and still matches; elsewhere a new one is written by
-/// the same policy as a commit's (every [`CHECKPOINT_EVERY`] changes, or when the changes
-/// since the last one outweigh the document).
+/// the policy every commit follows ([`checkpoint::due`]).
 struct Rebuild<'a> {
     w: &'a WriteTxn<'a>,
     key: &'a str,
@@ -493,12 +492,11 @@ impl Rebuild<'_> {
         if !tx_end {
             return Ok(());
         }
-        let due = self.count >= CHECKPOINT_EVERY
-            || (self.bytes > CHECKPOINT_MIN_BYTES && {
-                let len = doc.map_or(0, |d| canon::to_canonical_string(d).len());
-                self.bytes > i64::try_from(len).unwrap_or(i64::MAX)
-            });
-        if due {
+        let len = || {
+            let len = doc.map_or(0, |d| canon::to_canonical_string(d).len());
+            i64::try_from(len).unwrap_or(i64::MAX)
+        };
+        if checkpoint::due(self.count, self.bytes, len) {
             let object = match doc {
                 Some(d) => Some(
                     self.w

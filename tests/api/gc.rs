@@ -534,3 +534,41 @@ fn retention_rules_round_trip() {
         }
     );
 }
+
+/// gc rebuilds the checkpoints of a rewritten key by the policy every commit follows: a
+/// large document with small changes gets one per change per 256 bytes of document, not
+/// one every 64 changes (the rule gc once had of its own).
+#[test]
+fn gc_rebuilds_checkpoints_by_the_commit_policy() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut repo = Repo::init(dir.path()).unwrap();
+    let mut txn = repo.begin(opts("rules", START)).unwrap();
+    txn.add_rule(
+        &PathPattern::parse("/price").unwrap(),
+        None,
+        &RuleKind::Retention(Retention::Keep {
+            seconds: 86_400,
+            then: Then::Drop,
+        }),
+    )
+    .unwrap();
+    txn.commit().unwrap();
+    // 100 kB: a checkpoint is due every 390 changes, or once 100 kB of changes pile up.
+    let blob = "x".repeat(100_000);
+    for i in 0..300 {
+        let mut txn = repo.begin(opts("write", START + i * HOUR)).unwrap();
+        txn.put(FEED, json!({"blob": blob, "n": i, "price": i}))
+            .unwrap();
+        txn.commit().unwrap();
+    }
+    let outcome = repo.gc(opts("gc", START + 40 * DAY)).unwrap();
+    assert!(outcome.plan.replaced() > 200, "{:?}", outcome.plan);
+    let report = repo.fsck().unwrap();
+    assert!(report.ok(), "{:?}", report.problems);
+    // The put (whose value outweighs nothing yet) may get one; 300 small changes do not.
+    assert!(
+        report.checkpoints <= 2,
+        "{} checkpoints",
+        report.checkpoints
+    );
+}
