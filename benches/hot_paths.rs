@@ -94,8 +94,10 @@ fn declare_rules(repo: &mut Repo) {
         &pattern("/items"),
         None,
         &RuleKind::ArrayKey(vec!["id".to_owned()]),
-    );
-    txn.add_rule(&pattern("/items[*]/tags"), None, &RuleKind::Set);
+    )
+    .expect("rule");
+    txn.add_rule(&pattern("/items[*]/tags"), None, &RuleKind::Set)
+        .expect("rule");
     txn.commit().expect("commit");
 }
 

@@ -48,9 +48,8 @@ use crate::model::{Op, TxInfo};
 use crate::path::{DocPath, PatternSegment, Segment};
 use crate::repo::Repo;
 use crate::rules::{ArrayMode, KeyRules, shape_of};
-use crate::store::Cached;
+use crate::store::stored_path;
 use crate::time::When;
-use rusqlite::params;
 use serde_json::Value;
 use std::collections::HashMap;
 
@@ -179,11 +178,7 @@ impl Repo {
     ) -> Result<()> {
         // The newest change included.
         let top = self.version_at(key, bound.unwrap_or(i64::MAX))?;
-        let mut stmt = self.conn.prepare_cached(
-            "SELECT id, tx, path, op, CASE WHEN op = 'move' THEN old END, seq FROM change_log
-             WHERE key_id = (SELECT id FROM change_key WHERE key = ?1) AND seq <= ?2 ORDER BY seq DESC",
-        )?;
-        let mut rows = stmt.query(params![key, top])?;
+        let key_id = self.store.key_id(key)?.unwrap_or(0);
         let mut setters = Setters {
             repo: self,
             spans: self.compactions(key)?,
@@ -193,6 +188,10 @@ impl Repo {
         // Lookups by path cannot follow renames: a key that has any reads the whole stream.
         let renamed = self.renames().iter().any(|r| r.applies_to_key(key));
         let mut left = usize::try_from(top).unwrap_or(0);
+        // The stream is read a page at a time, newest first: the first page as long as
+        // the stream goes before lookups are considered, then longer ones.
+        let (mut unread, mut page_len) = (top, i64::try_from(STREAM_ROWS).unwrap_or(64));
+        let mut page = Vec::new().into_iter();
         while tree.open() > 0 {
             let look_up = match reads {
                 BlameReads::Auto => {
@@ -202,20 +201,23 @@ impl Repo {
                 BlameReads::LookupAfter(n) => blame.rows_read >= n,
             };
             if look_up && !renamed {
-                return self.attribute_by_lookup(key, top, tree, blame, &mut setters);
+                return self.attribute_by_lookup(key_id, top, tree, blame, &mut setters);
             }
-            let Some(row) = rows.next()? else { break };
+            let Some(row) = page.next() else {
+                if unread <= 0 {
+                    break;
+                }
+                let from = (unread - page_len).max(0);
+                page = self.store.change_heads(key_id, from, unread)?.into_iter();
+                (unread, page_len) = (from, (page_len * 2).min(PAGE_ROWS));
+                continue;
+            };
             blame.rows_read += 1;
-            let seq: i64 = row.get(5)?;
-            left = usize::try_from(seq - 1).unwrap_or(0);
-            let id: i64 = row.get(0)?;
-            let tx: i64 = row.get(1)?;
-            let text: String = row.get(2)?;
-            let op: String = row.get(3)?;
-            let op = Op::parse(&op).ok_or_else(|| Error::Corrupt(format!("unknown op {op:?}")))?;
-            let recorded = stored_path(&text)?;
-            let moved_from: Option<String> = row.get(4)?;
-            let Some(change_path) = paths.map(&recorded, op, tx, moved_from.as_deref())? else {
+            left = usize::try_from(row.seq - 1).unwrap_or(0);
+            let recorded = stored_path(&row.path)?;
+            let Some(change_path) =
+                paths.map(&recorded, row.op, row.tx, row.moved_from.as_deref())?
+            else {
                 continue;
             };
             let targets = if root.starts_with(&change_path) {
@@ -228,7 +230,7 @@ impl Repo {
             if targets.is_empty() {
                 continue;
             }
-            let setter = setters.of(id, tx, recorded, op)?;
+            let setter = setters.of(row.id, row.tx, recorded, row.op)?;
             for node in targets {
                 let leaf = tree.close(node);
                 blame.leaves[leaf].setter = Some(setter.clone());
@@ -245,7 +247,7 @@ impl Repo {
     /// answer, leaf by leaf, at a cost that depends on the document and not on the history.
     fn attribute_by_lookup(
         &self,
-        key: &str,
+        key_id: i64,
         top: i64,
         tree: &mut Tree,
         blame: &mut Blame,
@@ -256,12 +258,7 @@ impl Repo {
             if let Some(&seq) = at.get(text) {
                 return Ok(seq);
             }
-            let seq: Option<i64> = self.conn.cached_row(
-                "SELECT max(seq) FROM change_log
-                 WHERE key_id = (SELECT id FROM change_key WHERE key = ?1) AND path = ?2 AND seq <= ?3",
-                params![key, text, top],
-                |r| r.get(0),
-            )?;
+            let seq = self.store.newest_seq_at(key_id, text, top)?;
             at.insert(text.to_owned(), seq);
             Ok(seq)
         };
@@ -276,34 +273,15 @@ impl Repo {
                 newest = newest.max(newest_at(&text)?);
             }
             if matches!(blame.leaves[leaf].value, Value::Object(_) | Value::Array(_)) {
-                let below: Option<i64> = self.conn.cached_row(
-                    // Two ranges of the (key, path, seq) index (`+seq`: not the
-                    // (key, seq) index, which would read every row of the key).
-                    "SELECT max(s) FROM (
-                        SELECT max(seq) AS s FROM change_log WHERE key_id = (SELECT id FROM change_key WHERE key = ?1)
-                            AND path > ?2 || '/' AND path < ?2 || '0' AND +seq <= ?3
-                        UNION ALL
-                        SELECT max(seq) FROM change_log WHERE key_id = (SELECT id FROM change_key WHERE key = ?1)
-                            AND path > ?2 || '[' AND path < ?2 || '\\' AND +seq <= ?3)",
-                    params![key, text, top],
-                    |r| r.get(0),
-                )?;
-                newest = newest.max(below);
+                newest = newest.max(self.store.newest_seq_below(key_id, &text, top)?);
             }
             let Some(seq) = newest else { continue };
             let setter = match by_seq.get(&seq) {
                 Some(setter) => setter.clone(),
                 None => {
-                    let (id, tx, text, op): (i64, i64, String, String) = self.conn.cached_row(
-                        "SELECT id, tx, path, op FROM change_log
-                         WHERE key_id = (SELECT id FROM change_key WHERE key = ?1) AND seq = ?2",
-                        params![key, seq],
-                        |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)),
-                    )?;
+                    let head = self.store.change_head(key_id, seq)?;
                     blame.rows_read += 1;
-                    let op = Op::parse(&op)
-                        .ok_or_else(|| Error::Corrupt(format!("unknown op {op:?}")))?;
-                    let setter = setters.of(id, tx, stored_path(&text)?, op)?;
+                    let setter = setters.of(head.id, head.tx, stored_path(&head.path)?, head.op)?;
                     by_seq.insert(seq, setter.clone());
                     setter
                 }
@@ -324,6 +302,9 @@ const STREAM_ROWS: usize = 64;
 /// descent of the B-tree; measured on the scale benchmark and a 60,000-leaf feed).
 const LOOKUP_ROWS: usize = 8;
 
+/// The longest page of the stream read at once.
+const PAGE_ROWS: i64 = 4096;
+
 /// How [`Repo::blame_reading`] reads the log.
 #[doc(hidden)]
 #[derive(Clone, Copy, Debug)]
@@ -336,14 +317,10 @@ pub enum BlameReads {
     LookupAfter(usize),
 }
 
-fn stored_path(text: &str) -> Result<DocPath> {
-    DocPath::parse(text).map_err(|e| Error::Corrupt(format!("stored path {text:?}: {e}")))
-}
-
 /// Builds [`Setter`]s, loading each transaction once.
 struct Setters<'r> {
     repo: &'r Repo,
-    spans: Vec<crate::gc::Compaction>,
+    spans: Vec<crate::retention::Compaction>,
     txs: HashMap<i64, TxInfo>,
 }
 

@@ -2,9 +2,10 @@
 //! JSON Patch ([`DocDiff::to_json_patch`]).
 
 use crate::error::{Error, Result};
-use crate::gc::Compaction;
 use crate::model::Change;
-use crate::repo::{Repo, parse_stored};
+use crate::repo::Repo;
+use crate::retention::Compaction;
+use crate::store::parse_stored;
 use crate::time::When;
 use serde_json::Value;
 

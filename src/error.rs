@@ -3,7 +3,7 @@
 use crate::canon::ParseError;
 use crate::diff::ApplyError;
 use crate::model::{ActorError, KeyError};
-use crate::path::PathError;
+use crate::path::{DocPath, PathError};
 use crate::time::{Timestamp, WhenError};
 use std::path::PathBuf;
 
@@ -75,14 +75,14 @@ pub enum Error {
     #[error("{0}")]
     Patch(String),
     /// A rule that cannot be declared or removed.
-    #[error("{0}")]
-    Rule(String),
+    #[error(transparent)]
+    Rule(#[from] RuleError),
     /// A rename (`hist mv`) that cannot be recorded.
-    #[error("{0}")]
-    Rename(String),
-    /// A query refused by `hist sql`.
-    #[error("{0}")]
-    Query(String),
+    #[error(transparent)]
+    Rename(#[from] RenameError),
+    /// A query refused or failed in `hist sql`.
+    #[error(transparent)]
+    Query(#[from] QueryError),
     /// Crypto-shredding: personal values, keys, forget, backup.
     #[error(transparent)]
     Shred(#[from] crate::shred::ShredError),
@@ -113,10 +113,140 @@ pub enum Error {
     },
 }
 
+/// A rule that cannot be declared or removed.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum RuleError {
+    /// No rule has this id (or it was removed).
+    #[error("there is no rule {0}; `hist rules` lists them")]
+    NoSuchRule(i64),
+}
+
+/// A rename (`hist mv`) that cannot be recorded.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum RenameError {
+    /// The `--keys` glob does not parse.
+    #[error("--keys {glob:?}: {message}")]
+    Glob {
+        /// The glob.
+        glob: String,
+        /// What is wrong.
+        message: String,
+    },
+    /// FROM or TO does not end in an object member (`what` is `FROM` or `TO`; `path` as
+    /// shown, `""` for the root).
+    #[error(
+        "{what} {path} is not an object member: a rename moves a field (/plan, /billing/plan, /items[id=7]/cost)"
+    )]
+    NotAMember {
+        /// `FROM` or `TO`.
+        what: &'static str,
+        /// The path as shown.
+        path: String,
+    },
+    /// One path is inside the other.
+    #[error("cannot rename {from} to {to}: one is inside the other")]
+    Nested {
+        /// FROM.
+        from: DocPath,
+        /// TO.
+        to: DocPath,
+    },
+    /// A document already has a value at TO.
+    #[error("{key} already has a value at {to}; a rename never overwrites one")]
+    Occupied {
+        /// The document.
+        key: String,
+        /// TO.
+        to: DocPath,
+    },
+    /// A parent of TO holds something other than an object (`holder`: where, as shown;
+    /// `found`: what it holds).
+    #[error("{key}: cannot move a value to {to}: {holder} holds {found}, not an object")]
+    NotAnObject {
+        /// The document.
+        key: String,
+        /// TO.
+        to: DocPath,
+        /// The parent, as shown.
+        holder: String,
+        /// The type it holds.
+        found: String,
+    },
+    /// A missing parent of TO is not an object member (it cannot be created).
+    #[error("{key}: cannot move a value to {to}: there is no {missing}")]
+    NoParent {
+        /// The document.
+        key: String,
+        /// TO.
+        to: DocPath,
+        /// The parent that is missing.
+        missing: DocPath,
+    },
+}
+
+/// A query `hist sql` refused or that failed.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum QueryError {
+    /// Refused: SQLite's authorizer denied it, or it would write to the read-only store.
+    #[error("hist sql is read-only; this query was refused ({0})")]
+    Refused(String),
+    /// The statement writes.
+    #[error("hist sql is read-only; this statement would write")]
+    Writes,
+    /// SQLite could not run it (a syntax error, an unknown table…).
+    #[error("the query failed: {0}")]
+    Failed(String),
+}
+
+/// How an error is classified, for callers that answer with a code: the command line's
+/// exit status, the C ABI's return code.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ErrorClass {
+    /// The command could not be done (a bad JSON value, an absent key, a refused query,
+    /// a damaged store, a full disk…): exit status 1.
+    Failure,
+    /// It was asked wrongly (an invalid actor, key, path or time): exit status 2.
+    Usage,
+    /// A bug in hist: exit status 255.
+    Internal,
+}
+
+impl ErrorClass {
+    /// The exit status (and C ABI return code) of this class: 1, 2 or 255.
+    pub fn code(self) -> u8 {
+        match self {
+            Self::Failure => 1,
+            Self::Usage => 2,
+            Self::Internal => 255,
+        }
+    }
+}
+
 /// `Result` with [`Error`].
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 
 impl Error {
+    /// How this error is classified (see [`ErrorClass`]).
+    pub fn class(&self) -> ErrorClass {
+        match self {
+            Error::Actor(_) | Error::Key(_) | Error::Path(_) | Error::When(_) => ErrorClass::Usage,
+            _ => ErrorClass::Failure,
+        }
+    }
+
+    /// True when the disk (or the file system's quota) is full: nothing was recorded, and
+    /// freeing space and running the command again will do.
+    pub fn is_disk_full(&self) -> bool {
+        match self {
+            Error::Sqlite(e) => e.sqlite_error_code() == Some(rusqlite::ErrorCode::DiskFull),
+            Error::Io { source, .. } => source.kind() == std::io::ErrorKind::StorageFull,
+            _ => false,
+        }
+    }
+
     pub(crate) fn io(path: impl Into<PathBuf>) -> impl FnOnce(std::io::Error) -> Error {
         let path = path.into();
         move |source| Error::Io { path, source }

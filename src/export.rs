@@ -7,7 +7,7 @@
 
 use crate::error::{Error, Result};
 use crate::model::LoggedChange;
-use crate::repo::{Repo, change_from_row, tx_from_row};
+use crate::repo::Repo;
 use crate::time::When;
 use std::ops::ControlFlow;
 
@@ -41,50 +41,21 @@ impl Repo {
                     })
             })
             .transpose()?;
-        let (cond, since): (&str, Box<dyn rusqlite::ToSql>) = match filter.since {
-            None => ("1 = 1 OR ?1 IS NULL", Box::new(0)),
-            Some(When::Tx(id)) => ("t.id >= ?1", Box::new(id)),
-            Some(When::At(ts)) => ("t.at >= ?1", Box::new(ts.to_string())),
-        };
-        let sql = format!(
-            "SELECT t.id, t.at, t.actor, t.reason, t.kind,
-                    c.id, k.key, c.path, c.op, c.old, c.new, c.old_obj, c.new_obj
-             FROM change_log c JOIN change_key k ON k.id = c.key_id JOIN tx t ON t.id = c.tx
-             WHERE {cond} ORDER BY c.id"
-        );
-        let mut stmt = self.conn.prepare(&sql).map_err(Error::from)?;
-        let mut rows = stmt.query([since]).map_err(Error::from)?;
         let mut count = 0u64;
-        while let Some(row) = rows.next().map_err(Error::from)? {
-            let key: String = row.get(6).map_err(Error::from)?;
+        self.store.each_change(filter.since, |tx, key, stored| {
             if keys.as_ref().is_some_and(|m| !m.is_match(&key)) {
-                continue;
+                return Ok(ControlFlow::Continue(()));
             }
-            let record = read_row(self, row, key)?;
+            let id = stored.id;
+            let change = self.store.load_change(stored)?;
             count += 1;
-            if each(record)?.is_break() {
-                break;
-            }
-        }
+            each(LoggedChange {
+                id,
+                tx,
+                key,
+                change,
+            })
+        })?;
         Ok(count)
     }
-}
-
-fn read_row(repo: &Repo, row: &rusqlite::Row<'_>, key: String) -> Result<LoggedChange> {
-    let tx = tx_from_row(row)?;
-    let path: String = row.get(7)?;
-    let op: String = row.get(8)?;
-    let change = change_from_row(
-        &repo.objects,
-        &path,
-        &op,
-        (row.get(9)?, row.get(11)?),
-        (row.get(10)?, row.get(12)?),
-    )?;
-    Ok(LoggedChange {
-        id: row.get(5)?,
-        tx,
-        key,
-        change,
-    })
 }

@@ -11,8 +11,9 @@
 use crate::canon::ParseError;
 use crate::error::Error;
 use crate::model::{Actor, ActorError};
-use crate::repo::{PutOutcome, Repo, TxOptions};
+use crate::repo::{Repo, TxOptions};
 use crate::time::{Timestamp, When};
+use crate::txn::PutOutcome;
 use serde_json::Value;
 use serde_json::value::RawValue;
 
@@ -110,9 +111,9 @@ pub enum RecordError {
     #[error(transparent)]
     Actor(ActorError),
     /// The store refused or failed to record the snapshot (a bad key, an `"at"` before
-    /// the newest transaction, …).
+    /// the newest transaction, …). Boxed: the error of a whole import stays small.
     #[error(transparent)]
-    Refused(Error),
+    Refused(Box<Error>),
 }
 
 /// Why an import stopped.
@@ -246,7 +247,7 @@ impl Repo {
         let opts = TxOptions::new(actor, "ingest", now)
             .reason(text(&record.reason))
             .at(at);
-        let mut txn = self.begin(opts).map_err(RecordError::Refused)?;
+        let mut txn = self.begin(opts).map_err(refused)?;
         let outcome = txn
             .put_json(&key, doc.get().as_bytes())
             .map_err(|e| match e {
@@ -257,12 +258,16 @@ impl Repo {
                     source.column += line.get(..offset).map_or(0, |s| s.chars().count());
                     RecordError::Json(source)
                 }
-                e => RecordError::Refused(e),
+                e => refused(e),
             })?;
-        let commit = txn.commit().map_err(RecordError::Refused)?;
+        let commit = txn.commit().map_err(refused)?;
         for w in &commit.warnings {
             warn(w);
         }
         Ok((key, outcome))
     }
+}
+
+fn refused(e: Error) -> RecordError {
+    RecordError::Refused(Box::new(e))
 }

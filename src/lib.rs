@@ -16,6 +16,7 @@
 #![warn(missing_docs)]
 #![cfg_attr(test, allow(clippy::unwrap_used))]
 
+mod asof;
 pub mod blame;
 pub mod canon;
 mod compare;
@@ -24,11 +25,11 @@ mod error;
 mod export;
 mod fsck;
 mod gc;
-mod head;
+mod history;
 pub mod import;
+mod log;
 pub mod model;
 pub mod path;
-mod read;
 mod rename;
 mod replay;
 mod repo;
@@ -40,21 +41,24 @@ mod store;
 pub mod textdiff;
 pub mod time;
 pub mod track;
+mod txn;
 
+pub use asof::{AsOf, AsOfText, Direction};
 pub use blame::{Blame, BlameLeaf, BlameLine, BlameReads, Setter};
 pub use compare::DocDiff;
-pub use error::{Error, Result};
+pub use error::{Error, ErrorClass, QueryError, RenameError, Result, RuleError};
 pub use export::ExportFilter;
 pub use fsck::FsckReport;
-pub use gc::{Compaction, GcOutcome, GcPlan};
+pub use gc::{GcOutcome, GcPlan};
+pub use history::{HistoryEntry, Moved};
+pub use log::{LogEntry, LogFilter};
 pub use model::{Actor, Change, ChangeText, LoggedChange, Op, TxInfo};
 pub use path::DocPath;
-pub use read::{AsOf, AsOfText, Direction, HistoryEntry, LogEntry, LogFilter, Moved};
-pub use rename::Rename;
-pub use repo::{
-    CHECKPOINT_EVERY, CHECKPOINT_MIN_BYTES, Commit, HIST_DIR, PutOutcome, Repo, TxOptions, Txn,
-    checkpoint_span,
-};
+pub use repo::{HIST_DIR, Repo, TxOptions};
+pub use retention::Compaction;
+pub use rules::Rename;
 pub use shred::{Backup, Forgotten, ShredError};
 pub use sql::{QueryResult, SqlValue};
+pub use store::checkpoint::{CHECKPOINT_EVERY, CHECKPOINT_MIN_BYTES, checkpoint_span};
 pub use time::{Timestamp, When};
+pub use txn::{Commit, PutOutcome, Txn};

@@ -16,103 +16,39 @@
 //! [`Repo::path_before`] maps a path back across the renames after a transaction.
 
 use crate::diff;
-use crate::error::{Error, Result};
+use crate::error::{Error, RenameError, Result};
 use crate::model::{Change, Op};
 use crate::path::{DocPath, Segment};
-use crate::repo::{Repo, Txn, change_from_row};
-use crate::rules::{check_glob, glob_matches};
-use rusqlite::{Connection, params};
+use crate::repo::Repo;
+use crate::rules::{Rename, check_glob};
+use crate::store::Record;
+use crate::txn::Txn;
 use serde_json::{Map, Value};
 use std::collections::BTreeSet;
-
-/// A recorded rename.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Rename {
-    /// Its row id (0 while its transaction is being built).
-    pub id: i64,
-    /// The transaction that recorded it.
-    pub tx: i64,
-    /// Which keys it applies to (a glob; `*` also crosses `/`).
-    pub keys: String,
-    /// The old path.
-    pub from: DocPath,
-    /// The new path.
-    pub to: DocPath,
-}
-
-impl Rename {
-    /// True when this rename applies to documents under `key`.
-    pub fn applies_to_key(&self, key: &str) -> bool {
-        glob_matches(&self.keys, key)
-    }
-
-    /// `path` with FROM replaced by TO, when `path` is FROM or lies below it.
-    pub fn apply_to(&self, path: &DocPath) -> Option<DocPath> {
-        let rest = path.strip_prefix(&self.from)?;
-        let mut segs = self.to.segments().to_vec();
-        segs.extend_from_slice(rest);
-        Some(DocPath::from_segments(segs))
-    }
-}
-
-pub(crate) fn load_renames(conn: &Connection) -> Result<Vec<Rename>> {
-    let mut stmt = conn.prepare("SELECT id, tx, keys, src, dst FROM rename ORDER BY id")?;
-    let rows = stmt.query_map([], |r| {
-        Ok((
-            r.get::<_, i64>(0)?,
-            r.get::<_, i64>(1)?,
-            r.get::<_, String>(2)?,
-            r.get::<_, String>(3)?,
-            r.get::<_, String>(4)?,
-        ))
-    })?;
-    let mut out = Vec::new();
-    for row in rows {
-        let (id, tx, keys, from, to) = row?;
-        let parse = |text: &str| {
-            DocPath::parse(text).map_err(|e| Error::Corrupt(format!("rename {id}: {e}")))
-        };
-        out.push(Rename {
-            id,
-            tx,
-            keys,
-            from: parse(&from)?,
-            to: parse(&to)?,
-        });
-    }
-    Ok(out)
-}
-
-pub(crate) fn insert_renames(conn: &Connection, tx: i64, renames: &[Rename]) -> Result<()> {
-    for r in renames {
-        conn.execute(
-            "INSERT INTO rename (tx, keys, src, dst) VALUES (?1, ?2, ?3, ?4)",
-            params![tx, r.keys, r.from.to_string(), r.to.to_string()],
-        )?;
-    }
-    Ok(())
-}
 
 /// Refuses renames that cannot be recorded: the root, a selector at the end, a path into
 /// itself, a bad glob.
 fn check_rename(glob: &str, from: &DocPath, to: &DocPath) -> Result<()> {
-    check_glob(glob).map_err(|e| Error::Rename(format!("--keys {glob:?}: {e}")))?;
+    check_glob(glob).map_err(|message| RenameError::Glob {
+        glob: glob.to_owned(),
+        message,
+    })?;
     for (what, path) in [("FROM", from), ("TO", to)] {
         if !matches!(path.last(), Some(Segment::Field(_))) {
-            let shown = if path.is_root() {
+            let path = if path.is_root() {
                 "\"\"".to_owned()
             } else {
                 path.to_string()
             };
-            return Err(Error::Rename(format!(
-                "{what} {shown} is not an object member: a rename moves a field (/plan, /billing/plan, /items[id=7]/cost)"
-            )));
+            return Err(RenameError::NotAMember { what, path }.into());
         }
     }
     if from.starts_with(to) || to.starts_with(from) {
-        return Err(Error::Rename(format!(
-            "cannot rename {from} to {to}: one is inside the other"
-        )));
+        return Err(RenameError::Nested {
+            from: from.clone(),
+            to: to.clone(),
+        }
+        .into());
     }
     Ok(())
 }
@@ -130,14 +66,17 @@ fn missing_parents(key: &str, doc: &Value, to: &DocPath) -> Result<Option<(DocPa
     if !holder.is_some_and(Value::is_object) {
         let at = DocPath::from_segments(segs[..present].to_vec());
         let found = holder.map_or("nothing", diff::type_name);
-        return Err(Error::Rename(format!(
-            "{key}: cannot move a value to {to}: {} holds {found}, not an object",
-            if at.is_root() {
+        return Err(RenameError::NotAnObject {
+            key: key.to_owned(),
+            to: to.clone(),
+            holder: if at.is_root() {
                 "the document".to_owned()
             } else {
                 at.to_string()
-            }
-        )));
+            },
+            found: found.to_owned(),
+        }
+        .into());
     }
     if present == segs.len() {
         return Ok(None);
@@ -145,20 +84,24 @@ fn missing_parents(key: &str, doc: &Value, to: &DocPath) -> Result<Option<(DocPa
     let mut value = Value::Object(Map::new());
     for seg in segs[present + 1..].iter().rev() {
         let Segment::Field(name) = seg else {
-            return Err(Error::Rename(format!(
-                "{key}: cannot move a value to {to}: there is no {}",
-                DocPath::from_segments(segs[..=present].to_vec())
-            )));
+            return Err(RenameError::NoParent {
+                key: key.to_owned(),
+                to: to.clone(),
+                missing: DocPath::from_segments(segs[..=present].to_vec()),
+            }
+            .into());
         };
         let mut map = Map::new();
         map.insert(name.clone(), value);
         value = Value::Object(map);
     }
     if !matches!(segs[present], Segment::Field(_)) {
-        return Err(Error::Rename(format!(
-            "{key}: cannot move a value to {to}: there is no {}",
-            DocPath::from_segments(segs[..=present].to_vec())
-        )));
+        return Err(RenameError::NoParent {
+            key: key.to_owned(),
+            to: to.clone(),
+            missing: DocPath::from_segments(segs[..=present].to_vec()),
+        }
+        .into());
     }
     Ok(Some((
         DocPath::from_segments(segs[..=present].to_vec()),
@@ -178,19 +121,13 @@ impl Txn<'_> {
         to: &DocPath,
     ) -> Result<Vec<(String, Vec<Change>)>> {
         check_rename(glob, from, to)?;
-        let mut keys: BTreeSet<String> = BTreeSet::new();
-        {
-            let mut stmt = self
-                .sql()
-                .prepare("SELECT key FROM doc WHERE doc IS NOT NULL ORDER BY key")?;
-            let rows = stmt.query_map([], |r| r.get::<_, String>(0))?;
-            for key in rows {
-                keys.insert(key?);
-            }
-        }
+        let mut keys: BTreeSet<String> = self.store().live_keys()?.into_iter().collect();
         keys.extend(self.pending_keys().map(str::to_owned));
         let matcher = globset::Glob::new(glob)
-            .map_err(|e| Error::Rename(format!("--keys {glob:?}: {e}")))?
+            .map_err(|e| RenameError::Glob {
+                glob: glob.to_owned(),
+                message: e.to_string(),
+            })?
             .compile_matcher();
         let mut out = Vec::new();
         for key in keys.into_iter().filter(|k| matcher.is_match(k)) {
@@ -201,9 +138,11 @@ impl Txn<'_> {
                 continue;
             };
             if diff::get(&doc, to.segments()).is_some() {
-                return Err(Error::Rename(format!(
-                    "{key} already has a value at {to}; a rename never overwrites one"
-                )));
+                return Err(RenameError::Occupied {
+                    key,
+                    to: to.clone(),
+                }
+                .into());
             }
             let mut changes = Vec::new();
             if let Some((path, value)) = missing_parents(&key, &doc, to)? {
@@ -231,13 +170,13 @@ impl Txn<'_> {
             out.push((key, changes));
         }
         let tx = self.info().id;
-        self.added_renames.push(Rename {
+        self.push_record(Record::Rename(Rename {
             id: 0,
             tx,
             keys: glob.to_owned(),
             from: from.clone(),
             to: to.clone(),
-        });
+        }));
         Ok(out)
     }
 
@@ -293,33 +232,14 @@ pub(crate) struct MoveRow {
 impl Repo {
     /// The moves recorded in `key`'s log, newest first.
     pub(crate) fn moves(&self, key: &str) -> Result<Vec<MoveRow>> {
-        let mut stmt = self.conn.prepare_cached(
-            // Driven by the (few) rename transactions, each looked up in `version`: never
-            // a scan of the key's log, however long.
-            "SELECT c.seq, c.tx, c.path, c.op, c.old, c.new, c.old_obj, c.new_obj
-             FROM (SELECT DISTINCT tx FROM rename) r
-             CROSS JOIN version v
-                 ON v.key_id = (SELECT id FROM change_key WHERE key = ?1) AND v.tx = r.tx
-             CROSS JOIN change_log c
-                 ON c.key_id = v.key_id AND c.seq BETWEEN v.first_seq AND v.last_seq
-             WHERE c.op = 'move'
-             ORDER BY c.seq DESC",
-        )?;
-        let rows = stmt.query_map([key], |r| {
-            Ok((
-                r.get::<_, i64>(0)?,
-                r.get::<_, i64>(1)?,
-                r.get::<_, String>(2)?,
-                r.get::<_, String>(3)?,
-                r.get::<_, Option<String>>(4)?,
-                r.get::<_, Option<String>>(6)?,
-            ))
-        })?;
+        let Some(key_id) = self.store.key_id(key)? else {
+            return Ok(Vec::new());
+        };
         let mut out = Vec::new();
-        for row in rows {
-            let (seq, tx, path, op, old, old_obj) = row?;
-            // The moved value is not needed here; only the two paths.
-            let change = change_from_row(&self.objects, &path, &op, (old, old_obj), (None, None))?;
+        for row in self.store.moves(key_id)? {
+            let (seq, tx) = (row.seq, row.tx);
+            // The moved value is not loaded (only the two paths are needed).
+            let change = self.store.load_change(row)?;
             let from = diff::move_source(&change)
                 .map_err(|e| Error::Corrupt(format!("{key}: change {seq}: {e}")))?;
             out.push(MoveRow {

@@ -15,6 +15,8 @@
 //! A change recorded at an ancestor of the pattern (a whole item added, a whole document
 //! written) is not covered by it and is kept.
 
+use crate::path::DocPath;
+use crate::time::Timestamp;
 use std::fmt;
 
 /// What happens to the changes a retention rule covers.
@@ -129,6 +131,41 @@ impl fmt::Display for Retention {
                 write!(f, "--keep {} --then {then}", format_duration(*seconds))
             }
         }
+    }
+}
+
+/// What a compaction did (or, in a plan, will do) to one compacted path of one key.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Compaction {
+    /// The `compact` transaction that recorded it (`None` in a plan).
+    pub tx: Option<i64>,
+    /// The document.
+    pub key: String,
+    /// The compacted path.
+    pub path: DocPath,
+    /// The retention rule applied.
+    pub rule: i64,
+    /// Daily, hourly or drop.
+    pub mode: Then,
+    /// How many change rows were replaced.
+    pub replaced: usize,
+    /// How many change rows were written in their place.
+    pub kept: usize,
+    /// The first transaction of the span.
+    pub first_tx: i64,
+    /// The last transaction of the span.
+    pub last_tx: i64,
+    /// When the span starts.
+    pub first_at: Timestamp,
+    /// When it ends.
+    pub last_at: Timestamp,
+}
+
+impl Compaction {
+    /// True when a read right after transaction `tx` falls inside this span: its values at
+    /// [`Compaction::path`] are the compacted ones.
+    pub fn covers_tx(&self, tx: i64) -> bool {
+        self.first_tx <= tx && tx < self.last_tx
     }
 }
 

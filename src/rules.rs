@@ -322,3 +322,33 @@ pub fn shape_of(path: &DocPath) -> Vec<PatternSegment> {
         })
         .collect()
 }
+
+/// A recorded rename.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Rename {
+    /// Its row id (0 while its transaction is being built).
+    pub id: i64,
+    /// The transaction that recorded it.
+    pub tx: i64,
+    /// Which keys it applies to (a glob; `*` also crosses `/`).
+    pub keys: String,
+    /// The old path.
+    pub from: DocPath,
+    /// The new path.
+    pub to: DocPath,
+}
+
+impl Rename {
+    /// True when this rename applies to documents under `key`.
+    pub fn applies_to_key(&self, key: &str) -> bool {
+        glob_matches(&self.keys, key)
+    }
+
+    /// `path` with FROM replaced by TO, when `path` is FROM or lies below it.
+    pub fn apply_to(&self, path: &DocPath) -> Option<DocPath> {
+        let rest = path.strip_prefix(&self.from)?;
+        let mut segs = self.to.segments().to_vec();
+        segs.extend_from_slice(rest);
+        Some(DocPath::from_segments(segs))
+    }
+}

@@ -109,6 +109,9 @@ impl From<hist::Error> for CliError {
     fn from(e: hist::Error) -> Self {
         use hist::Error as E;
         let message = e.to_string();
+        if e.is_disk_full() {
+            return CliError::user(message).hint(DISK_FULL_HINT);
+        }
         match e {
             E::NotARepository(_) => CliError::user(message)
                 .hint("create one with `hist init`, or point at one with -C DIR"),
@@ -120,12 +123,6 @@ impl From<hist::Error> for CliError {
                 Some(hint) => CliError::user(message).hint(hint),
                 None => CliError::user(message),
             },
-            E::Sqlite(e) if is_disk_full(&e.to_string()) => {
-                CliError::user(message).hint(DISK_FULL_HINT)
-            }
-            E::Io { source, .. } if source.kind() == std::io::ErrorKind::StorageFull => {
-                CliError::user(message).hint(DISK_FULL_HINT)
-            }
             _ => CliError::user(message),
         }
     }
@@ -133,10 +130,6 @@ impl From<hist::Error> for CliError {
 
 const DISK_FULL_HINT: &str =
     "the disk is full; nothing was recorded: free some space and run the command again";
-
-fn is_disk_full(message: &str) -> bool {
-    message.contains("database or disk is full")
-}
 
 impl From<hist::time::WhenError> for CliError {
     fn from(e: hist::time::WhenError) -> Self {

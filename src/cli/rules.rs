@@ -189,7 +189,7 @@ pub fn cmd_rules(ui: &mut Ui, env: &Env, args: &RulesArgs) -> Result<(), CliErro
     }
     let mut repo = env.repo()?;
     let mut txn = repo.begin(opts)?;
-    txn.add_rule(&pattern, keys.as_deref(), &kind);
+    txn.add_rule(&pattern, keys.as_deref(), &kind)?;
     let commit = txn.commit()?;
     let rule = repo
         .rules()

@@ -14,6 +14,7 @@
 
 use super::ShredError;
 use crate::error::Result;
+use crate::store::Store;
 use age::secrecy::ExposeSecret as _;
 use chacha20poly1305::aead::rand_core::RngCore as _;
 use chacha20poly1305::aead::{Aead, KeyInit, OsRng, Payload};
@@ -80,7 +81,7 @@ impl Keys {
     /// Creates `keys.db` for a repository made before it existed, when its first personal
     /// rule is declared (never once personal values may be stored: a lost `keys.db` is
     /// an error, not something to paper over).
-    pub(crate) fn create_if_first(&self, hist: &Connection) -> Result<()> {
+    pub(crate) fn create_if_first(&self, hist: &Store) -> Result<()> {
         if self.path.exists() || self.personal_seen(hist)? {
             return Ok(());
         }
@@ -89,13 +90,10 @@ impl Keys {
 
     /// True once a personal rule has been declared in this repository (ever): only then can
     /// a stored document hold sealed values, so only then do reads look for them.
-    pub(crate) fn personal_seen(&self, hist: &Connection) -> Result<bool> {
+    pub(crate) fn personal_seen(&self, hist: &Store) -> Result<bool> {
         if !self.personal_seen.get() {
-            // Asked on every read and write until the answer is yes: a cached statement.
-            let seen: bool = hist
-                .prepare_cached("SELECT EXISTS (SELECT 1 FROM rule WHERE kind = 'personal')")?
-                .query_row([], |r| r.get(0))?;
-            self.personal_seen.set(seen);
+            // Asked on every read and write until the answer is yes.
+            self.personal_seen.set(hist.any_personal_rule()?);
         }
         Ok(self.personal_seen.get())
     }
@@ -224,9 +222,8 @@ impl Keys {
     /// so a `keys.db` restored from an older backup is shredded again before any read.
     /// Only forgets newer than the last one handled here are looked at. Returns how many
     /// keys were deleted.
-    pub(crate) fn shred_forgotten(&self, hist: &Connection) -> Result<usize> {
-        let newest: Option<i64> =
-            hist.query_row("SELECT max(tx) FROM forgotten", [], |r| r.get(0))?;
+    pub(crate) fn shred_forgotten(&self, hist: &Store) -> Result<usize> {
+        let newest = hist.newest_forget()?;
         let Some(newest) = newest else {
             return Ok(0);
         };
@@ -244,9 +241,7 @@ impl Keys {
             use rusqlite::types::Value as V;
             let from = match (meta("shredded_tx")?, meta("shredded_hash")?) {
                 (Some(V::Integer(tx)), Some(V::Blob(hash))) => {
-                    let stored: Option<Vec<u8>> = hist
-                        .query_row("SELECT hash FROM tx WHERE id = ?1", [tx], |r| r.get(0))
-                        .optional()?;
+                    let stored = hist.tx_hash(tx)?;
                     if stored == Some(hash) { tx } else { 0 }
                 }
                 _ => 0,
@@ -254,13 +249,8 @@ impl Keys {
             if from >= newest {
                 return Ok(0);
             }
-            let mut stmt = hist
-                .prepare("SELECT subject, tx FROM forgotten WHERE tx > ?1 ORDER BY tx, subject")?;
-            let rows: Vec<(String, i64)> = stmt
-                .query_map([from], |r| Ok((r.get(0)?, r.get(1)?)))?
-                .collect::<rusqlite::Result<_>>()?;
-            let newest_hash: Vec<u8> =
-                hist.query_row("SELECT hash FROM tx WHERE id = ?1", [newest], |r| r.get(0))?;
+            let rows = hist.forgets_after(from)?;
+            let newest_hash = hist.tx_hash(newest)?.unwrap_or_default();
             let t = o
                 .conn
                 .transaction_with_behavior(TransactionBehavior::Immediate)?;

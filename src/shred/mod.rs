@@ -50,12 +50,13 @@ pub use seal::{FORGOTTEN, RAW_MAGIC, SEALED, forgotten_marker};
 use crate::error::{Error, Result};
 use crate::model::{Change, TxInfo};
 use crate::path::{DocPath, PathPattern, PatternSegment};
-use crate::repo::{HIST_DIR, Repo, TxOptions, change_from_row};
+use crate::repo::{HIST_DIR, Repo, TxOptions};
 use crate::rules::{Rule, RuleKind, glob_matches};
+use crate::store::Store;
 use crate::store::objects::Objects;
 use keys::Secret;
-use rusqlite::{Connection, OptionalExtension};
 use serde_json::Value;
+use std::ops::ControlFlow;
 use std::path::{Path, PathBuf};
 
 /// Why a crypto-shredding operation failed.
@@ -169,7 +170,7 @@ pub(crate) fn on_open(repo: &Repo, create: bool) -> Result<()> {
     if create {
         repo.keys.create()?;
     }
-    repo.keys.shred_forgotten(&repo.conn)?;
+    repo.keys.shred_forgotten(&repo.store)?;
     Ok(())
 }
 
@@ -212,7 +213,7 @@ pub(crate) fn seal_doc(
     rules: &[Rule],
     keys: &Keys,
     fresh: &mut FreshKeys,
-    hist: &Connection,
+    hist: &Store,
 ) -> Result<()> {
     let personal = personal_rules(rules, key);
     if personal.is_empty() {
@@ -262,7 +263,7 @@ fn data_key_for(
     sid: &str,
     keys: &Keys,
     fresh: &mut FreshKeys,
-    hist: &Connection,
+    hist: &Store,
 ) -> Result<Secret> {
     if let Some((_, k)) = fresh.keys.iter().find(|(s, _)| s == sid) {
         return Ok(*k);
@@ -271,7 +272,7 @@ fn data_key_for(
         return Ok(k);
     }
     let k = keys::random_secret()?;
-    if let Some(tx) = forgotten_in(hist, sid)? {
+    if let Some(tx) = hist.forgotten_in(sid)? {
         fresh.warnings.push(format!(
             "{key}: subject {subject} was forgotten in tx {tx}; its new personal values get a new key"
         ));
@@ -290,7 +291,7 @@ pub(crate) fn seal_raw(
     rules: &[Rule],
     keys: &Keys,
     fresh: &mut FreshKeys,
-    hist: &Connection,
+    hist: &Store,
 ) -> Result<Vec<u8>> {
     let personal = personal_rules(rules, key);
     let Some((pattern, from)) = personal.last() else {
@@ -349,18 +350,6 @@ fn seal_walk(
     Ok(())
 }
 
-/// The newest forget of subject `sid`, if any.
-fn forgotten_in(hist: &Connection, sid: &str) -> Result<Option<i64>> {
-    Ok(hist
-        .query_row(
-            "SELECT max(tx) FROM forgotten WHERE subject = ?1",
-            [sid],
-            |r| r.get(0),
-        )
-        .optional()?
-        .flatten())
-}
-
 /// The plaintext of a sealed value; `None` when its key is gone (forgotten, or a newer key
 /// made after a forget). A key that exists but does not open it, for a subject never
 /// forgotten, is damage.
@@ -368,7 +357,7 @@ fn open_sealed(
     value: &Value,
     keys: &Keys,
     fresh: &FreshKeys,
-    hist: &Connection,
+    hist: &Store,
 ) -> Result<Option<Value>> {
     let Some((blob, sid)) = seal::as_sealed(value) else {
         return Ok(None);
@@ -380,7 +369,7 @@ fn open_sealed(
     if let Some(plain) = key.as_ref().and_then(|k| seal::open(blob, sid, k)) {
         return Ok(Some(plain));
     }
-    if key.is_some() && forgotten_in(hist, sid)?.is_none() {
+    if key.is_some() && hist.forgotten_in(sid)?.is_none() {
         return Err(ShredError::Damaged(sid.to_owned()).into());
     }
     Ok(None)
@@ -392,7 +381,7 @@ pub(crate) fn unseal_in(
     value: &mut Value,
     keys: &Keys,
     fresh: &FreshKeys,
-    hist: &Connection,
+    hist: &Store,
 ) -> Result<()> {
     if !keys.personal_seen(hist)? {
         return Ok(());
@@ -413,7 +402,7 @@ pub(crate) fn working_view(
     rules: &[Rule],
     keys: &Keys,
     fresh: &FreshKeys,
-    hist: &Connection,
+    hist: &Store,
 ) -> Result<()> {
     let personal = personal_rules(rules, key);
     if personal.is_empty() {
@@ -433,7 +422,7 @@ pub(crate) fn unseal_change_in(
     change: &mut Change,
     keys: &Keys,
     fresh: &FreshKeys,
-    hist: &Connection,
+    hist: &Store,
 ) -> Result<()> {
     for v in [&mut change.old, &mut change.new].into_iter().flatten() {
         unseal_in(v, keys, fresh, hist)?;
@@ -447,11 +436,11 @@ pub(crate) fn unseal_change_text(
     change: &mut crate::model::ChangeText,
     keys: &Keys,
     fresh: &FreshKeys,
-    hist: &Connection,
+    hist: &Store,
 ) -> Result<()> {
     for text in [&mut change.old, &mut change.new].into_iter().flatten() {
         if text.contains(SEALED) && keys.personal_seen(hist)? {
-            let mut value = crate::repo::parse_stored(text)?;
+            let mut value = crate::store::parse_stored(text)?;
             unseal_in(&mut value, keys, fresh, hist)?;
             *text = crate::canon::to_canonical_string(&value);
         }
@@ -461,36 +450,18 @@ pub(crate) fn unseal_change_text(
 
 /// Refuses a personal rule over paths that already hold plaintext in the log.
 pub(crate) fn check_no_plaintext(
-    conn: &Connection,
-    objects: &Objects,
-    pattern: &str,
+    store: &Store,
+    pattern: &PathPattern,
     keys: Option<&str>,
 ) -> Result<()> {
-    let parsed = PathPattern::parse(pattern)?;
-    let target = parsed.segments();
-    let mut stmt = conn.prepare(
-        "SELECT k.key, c.path, c.op, c.old, c.new, c.old_obj, c.new_obj, c.tx
-         FROM change_log c JOIN change_key k ON k.id = c.key_id ORDER BY c.id",
-    )?;
-    let mut rows = stmt.query([])?;
+    let target = pattern.segments();
     let mut count = 0;
     let mut first = None;
-    while let Some(r) = rows.next()? {
-        let key: String = r.get(0)?;
-        if keys.is_some_and(|glob| !glob_matches(glob, &key)) {
-            continue;
+    store.each_change(None, |tx, key, stored| {
+        if keys.is_some_and(|glob| !glob_matches(glob, &key)) || stored.op == crate::Op::Move {
+            return Ok::<_, Error>(ControlFlow::Continue(()));
         }
-        let op: String = r.get(2)?;
-        if op == "move" {
-            continue;
-        }
-        let change = change_from_row(
-            objects,
-            &r.get::<_, String>(1)?,
-            &op,
-            (r.get(3)?, r.get(5)?),
-            (r.get(4)?, r.get(6)?),
-        )?;
+        let change = store.load_change(stored)?;
         let shape = change.path.to_pattern().segments().to_vec();
         let plain = [&change.old, &change.new]
             .into_iter()
@@ -499,14 +470,15 @@ pub(crate) fn check_no_plaintext(
         if plain {
             count += 1;
             if first.is_none() {
-                first = Some((key, r.get::<_, i64>(7)?));
+                first = Some((key, tx.id));
             }
         }
-    }
+        Ok(ControlFlow::Continue(()))
+    })?;
     match first {
         None => Ok(()),
         Some((key, tx)) => Err(ShredError::PlaintextInLog {
-            pattern: parsed.to_string(),
+            pattern: pattern.to_string(),
             count,
             key,
             tx,
@@ -548,7 +520,7 @@ impl Repo {
     /// it is for values taken from the log some other way.
     pub fn unseal(&self, value: &mut Value) -> Result<()> {
         let none = FreshKeys::default();
-        unseal_in(value, &self.keys, &none, &self.conn)
+        unseal_in(value, &self.keys, &none, &self.store)
     }
 
     /// [`Repo::unseal`] for an optional document.
@@ -562,7 +534,7 @@ impl Repo {
     /// [`Repo::unseal`] for the values of a change.
     pub(crate) fn unseal_change(&self, mut change: Change) -> Result<Change> {
         let none = FreshKeys::default();
-        unseal_change_in(&mut change, &self.keys, &none, &self.conn)?;
+        unseal_change_in(&mut change, &self.keys, &none, &self.store)?;
         Ok(change)
     }
 
@@ -577,7 +549,7 @@ impl Repo {
         if let Some(plain) = key.as_ref().and_then(|k| seal::open_bytes(blob, sid, k)) {
             return Ok(Some(plain));
         }
-        if key.is_some() && forgotten_in(&self.conn, sid)?.is_none() {
+        if key.is_some() && self.store.forgotten_in(sid)?.is_none() {
             return Err(ShredError::Damaged(sid.to_owned()).into());
         }
         Ok(None)
@@ -595,7 +567,7 @@ impl Repo {
     pub fn forget(&mut self, opts: TxOptions, subject: &str) -> Result<Forgotten> {
         let sid = self.keys.subject_id(subject)?;
         if self.keys.get(&sid)?.is_none() {
-            return Err(match forgotten_in(&self.conn, &sid)? {
+            return Err(match self.store.forgotten_in(&sid)? {
                 Some(tx) => ShredError::AlreadyForgotten {
                     subject: subject.to_owned(),
                     tx,
@@ -612,7 +584,7 @@ impl Repo {
         let tx = commit
             .tx
             .ok_or_else(|| Error::Corrupt("a forget recorded no transaction".into()))?;
-        self.keys.shred_forgotten(&self.conn)?;
+        self.keys.shred_forgotten(&self.store)?;
         Ok(Forgotten {
             subject_id: sid,
             tx,
@@ -632,21 +604,18 @@ impl Repo {
         }
         let objects_dest = dest.join("objects");
         std::fs::create_dir_all(&objects_dest).map_err(Error::io(&objects_dest))?;
-        self.conn.backup(
-            rusqlite::MAIN_DB,
-            dest.join("hist.db"),
-            None::<fn(rusqlite::backup::Progress)>,
-        )?;
+        self.store.backup_db(&dest.join("hist.db"))?;
         // Objects are immutable and written before the rows that name them, so every
         // object the copied log needs is there now.
-        let ids = self.objects.list().map_err(Error::io(self.objects.dir()))?;
+        let objects = self.store.objects();
+        let ids = objects.list().map_err(Error::io(objects.dir()))?;
         let copy = Objects::new(objects_dest);
         for id in &ids {
             let to = copy.path_of(id);
             if let Some(shard) = to.parent() {
                 std::fs::create_dir_all(shard).map_err(Error::io(shard))?;
             }
-            std::fs::copy(self.objects.path_of(id), &to).map_err(Error::io(&to))?;
+            std::fs::copy(objects.path_of(id), &to).map_err(Error::io(&to))?;
         }
         let keys = if self.keys.path().is_file() {
             if let Some(parent) = keys_dest.parent() {
@@ -669,7 +638,7 @@ impl Repo {
     /// For `fsck`: every sealed value in the log opens with its subject's key, or its
     /// subject was forgotten. Problems are added to `problems`, one sentence per subject.
     pub(crate) fn check_sealed(&self, problems: &mut Vec<String>) -> Result<()> {
-        if !self.keys.personal_seen(&self.conn)? {
+        if !self.keys.personal_seen(&self.store)? {
             return Ok(());
         }
         if !self.keys.path().is_file() {
@@ -682,24 +651,14 @@ impl Repo {
         let none = FreshKeys::default();
         // Per subject: how many values, and whether their key is missing (or damaged).
         let mut bad: std::collections::BTreeMap<String, (usize, bool)> = Default::default();
-        let mut stmt = self
-            .conn
-            .prepare("SELECT path, op, old, new, old_obj, new_obj FROM change_log ORDER BY id")?;
-        let mut rows = stmt.query([])?;
-        while let Some(r) = rows.next()? {
-            let change = change_from_row(
-                &self.objects,
-                &r.get::<_, String>(0)?,
-                &r.get::<_, String>(1)?,
-                (r.get(2)?, r.get(4)?),
-                (r.get(3)?, r.get(5)?),
-            )?;
+        self.store.each_change(None, |_, _, stored| {
+            let change = self.store.load_change(stored)?;
             for mut value in [change.old, change.new].into_iter().flatten() {
                 seal::for_each_sealed(&mut value, &mut |v| {
                     let sid = seal::as_sealed(v).map_or("", |(_, sid)| sid).to_owned();
-                    let what = match open_sealed(v, &self.keys, &none, &self.conn) {
+                    let what = match open_sealed(v, &self.keys, &none, &self.store) {
                         Ok(Some(_)) => return Ok(()),
-                        Ok(None) if forgotten_in(&self.conn, &sid)?.is_some() => return Ok(()),
+                        Ok(None) if self.store.forgotten_in(&sid)?.is_some() => return Ok(()),
                         Ok(None) => true,
                         Err(Error::Shred(ShredError::Damaged(_))) => false,
                         Err(e) => return Err(e),
@@ -708,7 +667,8 @@ impl Repo {
                     Ok(())
                 })?;
             }
-        }
+            Ok::<_, Error>(ControlFlow::Continue(()))
+        })?;
         for (sid, (n, missing)) in bad {
             let (values, what) = match (n, missing) {
                 (1, true) => ("value has", "no key, and the subject was never forgotten"),

@@ -1,9 +1,49 @@
-//! Storage: the SQLite database (schema, migrations, value encoding) and the object store.
+//! Storage: the one owner of `hist.db` and the object store.
+//!
+//! Every SQL statement on the log's tables (transactions, change rows, versions, documents,
+//! checkpoints, checks, rules, renames, compactions, forgets, the track index) is written
+//! here, behind typed functions; the modules above ask for what they need ("the changes of
+//! this key between these versions", "the plan of an as-of read") and never see a row.
+//!
+//! - [`Store`]: the connection and the object store; reads are its methods, each in the
+//!   file of its concern (`changes`, `docs`, `txlog`, `records`, `files`, `integrity`,
+//!   `query`), and run inside [`Store::snapshot`] when they must see one state.
+//! - [`WriteTxn`] (`write.rs`): one SQLite transaction (or savepoint, inside a batch) that
+//!   commits a [`WriteSet`] in named phases: the transaction row, the change rows, current
+//!   state and checkpoints, the typed [`Record`]s, the hash chain, the checks, then HEAD.
+//! - One checkpoint policy ([`checkpoint`]), used by commits and by `gc`'s rebuild.
+//! - The hash chain (`chain.rs`) and `.hist/HEAD` (`head.rs`) live here too: what a
+//!   transaction's hash covers is defined once, next to the rows it covers.
 
+mod chain;
+mod changes;
+pub(crate) mod checkpoint;
+mod compact;
+mod docs;
+mod files;
+pub(crate) mod head;
+mod integrity;
 pub(crate) mod objects;
+pub(crate) mod query;
+mod records;
+mod txlog;
+mod value;
+mod write;
 
+pub(crate) use changes::{Order, Side, stored_path};
+pub(crate) use compact::{KeyRewrite, Merge};
+pub(crate) use docs::LastWritten;
+pub(crate) use files::{CacheEntry, FileStat, IndexEntry};
+pub use query::{QueryResult, SqlValue};
+pub(crate) use records::Record;
+pub(crate) use txlog::{LogQuery, ReadPlan};
+pub(crate) use value::{Stored, parse_stored};
+pub(crate) use write::{DocWrite, WriteSet, WriteTxn};
+
+use crate::error::{Error, Result};
+use objects::Objects;
 use rusqlite::Connection;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 /// Schema migrations, applied in order by `PRAGMA user_version`.
 const MIGRATIONS: &[&str] = &[
@@ -17,9 +57,158 @@ const MIGRATIONS: &[&str] = &[
     include_str!("sql/0008_doc_rowid.sql"),
 ];
 
+/// Values whose canonical text is longer than this are stored as objects, once.
+pub(crate) const LARGE_VALUE: usize = 4096;
+
+/// The schema version this build writes.
+pub(crate) fn schema_version() -> i64 {
+    MIGRATIONS.len() as i64
+}
+
+/// `hist.db` and the object store of one repository.
+pub(crate) struct Store {
+    conn: Connection,
+    objects: Objects,
+    /// The `.hist` directory.
+    dir: PathBuf,
+    /// Inside [`Store::begin_batch`]: transactions are savepoints of one SQLite transaction.
+    batch: bool,
+}
+
+impl Store {
+    /// Opens (creating when `create`) the store in the `.hist` directory `dir` and brings
+    /// its schema up to date.
+    pub(crate) fn open(dir: &Path, create: bool) -> Result<Self> {
+        let mut conn = open_db(&dir.join("hist.db"), create)?;
+        let found = migrate(&mut conn)?;
+        if found > schema_version() {
+            return Err(Error::NewerSchema {
+                found,
+                supported: schema_version(),
+            });
+        }
+        Ok(Self {
+            conn,
+            objects: Objects::new(dir.join("objects")),
+            dir: dir.to_path_buf(),
+            batch: false,
+        })
+    }
+
+    /// The `.hist` directory.
+    pub(crate) fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    /// The object store.
+    pub(crate) fn objects(&self) -> &Objects {
+        &self.objects
+    }
+
+    /// Runs the read `f` in one SQLite read transaction, so that all its queries see one
+    /// state of the store even while another process commits, and the database is locked
+    /// and checked for changes once rather than once per query. Inside a transaction
+    /// (a batch, a write) `f` runs in that one.
+    pub(crate) fn snapshot<T>(&self, f: impl FnOnce() -> Result<T>) -> Result<T> {
+        if !self.conn.is_autocommit() {
+            return f();
+        }
+        self.conn.prepare_cached("BEGIN DEFERRED")?.execute([])?;
+        let out = f();
+        // Nothing was written: ending the read cannot lose anything, and its own failure
+        // matters only when the read succeeded.
+        let end = self.conn.prepare_cached("COMMIT")?.execute([]);
+        let out = out?;
+        end?;
+        Ok(out)
+    }
+
+    /// True when no transaction is open on the connection.
+    #[cfg(test)]
+    pub(crate) fn is_autocommit(&self) -> bool {
+        self.conn.is_autocommit()
+    }
+
+    /// Starts a batch: every write begun until [`Store::commit_batch`] is committed to
+    /// SQLite together (one sync for many transactions).
+    pub(crate) fn begin_batch(&mut self) -> Result<()> {
+        if !self.batch {
+            self.conn.execute_batch("BEGIN IMMEDIATE")?;
+            self.batch = true;
+        }
+        Ok(())
+    }
+
+    /// Commits the batch, then records its newest transaction in `HEAD`.
+    pub(crate) fn commit_batch(&mut self) -> Result<()> {
+        if self.batch {
+            self.conn.execute_batch("COMMIT")?;
+            self.batch = false;
+            if let Some((id, hash)) = self.newest_hash()? {
+                head::write(&self.dir, id, &hash).map_err(Error::io(&self.dir))?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Begins a write: a SQLite transaction, or a savepoint inside a batch.
+    pub(crate) fn begin_write(&self) -> Result<WriteTxn<'_>> {
+        WriteTxn::begin(self, self.batch)
+    }
+
+    /// Holds the write lock while `f` runs (nothing is written through the connection):
+    /// no other writer can be between writing an object and committing the row that names
+    /// it meanwhile.
+    pub(crate) fn with_write_lock<T>(&self, f: impl FnOnce() -> Result<T>) -> Result<T> {
+        self.conn.execute_batch("BEGIN IMMEDIATE")?;
+        let out = f();
+        let end = self.conn.execute_batch("ROLLBACK");
+        let out = out?;
+        end?;
+        Ok(out)
+    }
+
+    /// Rewrites the database compactly (VACUUM, on disk rather than in memory as the
+    /// store's other temporary data is) and truncates the WAL.
+    pub(crate) fn vacuum(&self) -> Result<()> {
+        self.conn
+            .execute_batch("PRAGMA temp_store = FILE; VACUUM; PRAGMA temp_store = MEMORY;")?;
+        self.conn
+            .query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |_| Ok(()))?;
+        Ok(())
+    }
+
+    /// The size of `hist.db` and its WAL, in bytes.
+    pub(crate) fn db_size(&self) -> u64 {
+        ["hist.db", "hist.db-wal"]
+            .iter()
+            .filter_map(|name| std::fs::metadata(self.dir.join(name)).ok())
+            .map(|m| m.len())
+            .sum()
+    }
+
+    /// Writes a consistent copy of `hist.db` to `dest` (SQLite's backup API).
+    pub(crate) fn backup_db(&self, dest: &Path) -> Result<()> {
+        self.conn.backup(
+            rusqlite::MAIN_DB,
+            dest,
+            None::<fn(rusqlite::backup::Progress)>,
+        )?;
+        Ok(())
+    }
+
+    /// `PRAGMA temp_store`, for tests.
+    #[cfg(test)]
+    pub(crate) fn temp_store(&self) -> i64 {
+        self.conn
+            .query_row("PRAGMA temp_store", [], |r| r.get(0))
+            .unwrap_or(-1)
+    }
+}
+
 /// Statements run through the connection's cache of prepared statements (writes and reads
 /// repeat the same few statements; preparing each anew costs more than running it).
-pub(crate) trait Cached {
+trait Cached {
     /// `query_row` on a cached statement.
     fn cached_row<T>(
         &self,
@@ -47,29 +236,11 @@ impl Cached for Connection {
     }
 }
 
-/// The number `change_log` names `key` by: given to the key with its first change.
-pub(crate) fn key_id(conn: &Connection, key: &str) -> rusqlite::Result<i64> {
-    use rusqlite::OptionalExtension;
-    let found = conn
-        .cached_row("SELECT id FROM change_key WHERE key = ?1", [key], |r| {
-            r.get(0)
-        })
-        .optional()?;
-    if let Some(id) = found {
-        return Ok(id);
-    }
-    conn.cached_exec("INSERT INTO change_key (key) VALUES (?1)", [key])?;
-    Ok(conn.last_insert_rowid())
-}
-
-/// Values whose canonical text is longer than this are stored as objects, once.
-pub(crate) const LARGE_VALUE: usize = 4096;
-
 /// Opens (creating when `create`) the database with the settings the log needs.
 ///
 /// Opening an existing, current store writes nothing: it only reads the journal mode and
 /// the schema version, so a reader never waits for (or blocks) a writer on open.
-pub(crate) fn open_db(path: &Path, create: bool) -> rusqlite::Result<Connection> {
+fn open_db(path: &Path, create: bool) -> rusqlite::Result<Connection> {
     use rusqlite::OpenFlags;
     let mut flags = OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX;
     if create {
@@ -88,7 +259,7 @@ pub(crate) fn open_db(path: &Path, create: bool) -> rusqlite::Result<Connection>
     conn.set_prepared_statement_cache_capacity(64);
     // Temporary data in memory: above all the undo record of each savepoint (a
     // transaction inside a batch), which SQLite otherwise writes to a file once it passes
-    // 64 KiB, and keeps writing there. gc's VACUUM switches back to a file (`gc.rs`).
+    // 64 KiB, and keeps writing there. `Store::vacuum` switches back to a file.
     // A page cache of 16 MiB (SQLite's default is 2 MiB, and grows only as pages are
     // read): a large document read at the start of a write is still cached when the write
     // frees its pages, instead of being read from disk a second time.
@@ -106,17 +277,12 @@ pub(crate) fn open_db(path: &Path, create: bool) -> rusqlite::Result<Connection>
     Ok(conn)
 }
 
-/// The schema version this build writes.
-pub(crate) fn schema_version() -> i64 {
-    MIGRATIONS.len() as i64
-}
-
 /// Brings the schema up to date. Returns the version found before.
 ///
 /// A current schema is only read. Otherwise the migrations run in one `BEGIN IMMEDIATE`
 /// transaction that reads the version again first, so two processes opening an old store
 /// at once apply each migration exactly once.
-pub(crate) fn migrate(conn: &mut Connection) -> rusqlite::Result<i64> {
+fn migrate(conn: &mut Connection) -> rusqlite::Result<i64> {
     let found: i64 = conn.query_row("PRAGMA user_version", [], |r| r.get(0))?;
     if found >= schema_version() {
         return Ok(found);
@@ -133,4 +299,9 @@ pub(crate) fn migrate(conn: &mut Connection) -> rusqlite::Result<i64> {
     }
     tx.commit()?;
     Ok(found)
+}
+
+/// The error for a stored value that is not what it must be.
+fn corrupt(what: impl std::fmt::Display) -> Error {
+    Error::Corrupt(what.to_string())
 }

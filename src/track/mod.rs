@@ -30,9 +30,9 @@ use crate::canon::ObjectId;
 use crate::error::{Error, Result};
 use crate::model::TxInfo;
 use crate::path::DocPath;
-use crate::repo::{PutOutcome, Repo, TxOptions};
+use crate::repo::{Repo, TxOptions};
 use crate::store::objects::Objects;
-use rusqlite::params;
+use crate::txn::PutOutcome;
 use scan::{Specs, is_under, normalize, system_time_ns};
 use std::path::{Component, Path};
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -310,7 +310,7 @@ impl Repo {
         fs_now: SystemTime,
         progress: &mut dyn FnMut(Progress),
     ) -> Result<Recorded> {
-        let mut specs = Specs::load(&self.conn)?;
+        let mut specs = Specs::load(&self.store)?;
         let mut keys = Vec::new();
         for path in paths {
             let key = self.key_for_path(cwd, path)?;
@@ -340,7 +340,7 @@ impl Repo {
         fs_now: SystemTime,
         progress: &mut dyn FnMut(Progress),
     ) -> Result<Recorded> {
-        let specs = Specs::load(&self.conn)?;
+        let specs = Specs::load(&self.store)?;
         let mut keys = Vec::new();
         for path in paths {
             let key = self.key_for_path(cwd, path)?;
@@ -357,10 +357,19 @@ impl Repo {
     /// stat changed. Refreshes the stat cache when it can (a failure to do so is ignored: the
     /// cache only saves work).
     pub fn status(&self, fs_now: SystemTime) -> Result<Status> {
-        let specs = Specs::load(&self.conn)?;
-        let scan = scan::scan(self.root(), &self.conn, &specs, None, false, &mut |_, _| {})?;
+        let specs = Specs::load(&self.store)?;
+        let scan = scan::scan(
+            self.root(),
+            &self.store,
+            &specs,
+            None,
+            false,
+            &mut |_, _| {},
+        )?;
         if !scan.cache_updates.is_empty() {
-            let _ = self.save_cache_now(&scan.cache_updates, system_time_ns(fs_now));
+            let _ = self
+                .store
+                .save_stat_cache_now(&scan.cache_updates, system_time_ns(fs_now));
         }
         Ok(Status {
             files: scan
@@ -377,22 +386,11 @@ impl Repo {
         })
     }
 
-    fn save_cache_now(
-        &self,
-        updates: &[(String, scan::FileStat, ObjectId)],
-        cached_ns: i64,
-    ) -> Result<()> {
-        let tx = self.conn.unchecked_transaction()?;
-        scan::save_cache(&tx, updates, cached_ns)?;
-        tx.commit()?;
-        Ok(())
-    }
-
     /// Removes files and directories (paths relative to `cwd`) from the tracked set. Their
     /// history and documents stay; the files on disk are not touched.
     pub fn untrack(&mut self, paths: &[&Path], cwd: &Path) -> Result<Untracked> {
-        let mut specs = Specs::load(&self.conn)?;
-        let live = scan::load_index(&self.conn)?;
+        let mut specs = Specs::load(&self.store)?;
+        let live = self.store.track_index()?;
         let mut keys = Vec::new();
         for path in paths {
             let key = self.key_for_path(cwd, path)?;
@@ -406,9 +404,7 @@ impl Repo {
             );
             specs.exclude(&key);
         }
-        let tx = self.conn.transaction()?;
-        specs.save(&tx)?;
-        tx.commit()?;
+        self.store.save_track_specs_now(specs.entries())?;
         keys.sort();
         keys.dedup();
         Ok(Untracked { keys })
@@ -426,7 +422,7 @@ impl Repo {
         let fs_now_ns = system_time_ns(fs_now);
         let scan = scan::scan(
             self.root(),
-            &self.conn,
+            &self.store,
             specs,
             filter,
             true,
@@ -462,7 +458,7 @@ impl Repo {
             .iter()
             .map(|p| !crate::shred::personal_rules(self.rules(), &p.key).is_empty())
             .collect();
-        let objects = store_objects(&self.objects, &scan.pending, &sealed, &mut |done| {
+        let objects = store_objects(self.store.objects(), &scan.pending, &sealed, &mut |done| {
             progress(Progress {
                 phase: Phase::Recording,
                 done,
@@ -482,9 +478,7 @@ impl Repo {
             let stored = match (&p.bytes, object, personal) {
                 (Some(bytes), Some((_, n)), true) => {
                     let sealed = txn.seal_raw(&p.key, doc.as_ref(), bytes)?;
-                    let store = txn.objects();
-                    let id = store.put(&sealed).map_err(Error::io(store.dir()))?;
-                    Some((id, n))
+                    Some((txn.store().put_object(&sealed)?, n))
                 }
                 _ => object,
             };
@@ -498,16 +492,14 @@ impl Repo {
                 }
                 None => 0,
             };
-            txn.sql().execute(
-                "INSERT INTO file_version (key, tx, object, size) VALUES (?1, ?2, ?3, ?4)",
-                params![
-                    p.key,
-                    tx_id,
-                    stored.map(|(id, _)| id.to_hex()),
-                    object.map(|(_, n)| i64::try_from(n).unwrap_or(i64::MAX))
-                ],
+            txn.write().insert_file_version(
+                &p.key,
+                tx_id,
+                stored.map(|(id, _)| id),
+                object.map(|(_, n)| n),
             )?;
-            scan::set_recorded(txn.sql(), &p.key, object.map(|(id, _)| id), tx_id)?;
+            txn.write()
+                .set_recorded(&p.key, object.map(|(id, _)| id), tx_id)?;
             out.files.push(RecordedFile {
                 key: p.key.clone(),
                 state: p.state,
@@ -515,9 +507,10 @@ impl Repo {
             });
         }
         if specs_changed {
-            specs.save(txn.sql())?;
+            txn.write().save_track_specs(specs.entries())?;
         }
-        scan::save_cache(txn.sql(), &scan.cache_updates, fs_now_ns)?;
+        txn.write()
+            .save_stat_cache(&scan.cache_updates, fs_now_ns)?;
         if !out.files.is_empty() {
             txn.record_always();
         }
@@ -539,10 +532,7 @@ impl Repo {
 
     /// Reads the raw bytes of an object.
     pub fn raw_object(&self, id: &ObjectId) -> Result<Vec<u8>> {
-        let bytes = self
-            .objects
-            .get(id)
-            .map_err(Error::io(self.objects.path_of(id)))?;
+        let bytes = self.store.object_bytes(id)?;
         if ObjectId::of(&bytes) != *id {
             return Err(Error::Corrupt(format!(
                 "object {id} does not match its name"

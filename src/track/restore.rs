@@ -1,12 +1,10 @@
 //! Versions of tracked files and writing them back, byte for byte.
 
 use super::TrackError;
-use super::scan;
 use crate::canon::ObjectId;
 use crate::error::{Error, Result};
 use crate::repo::Repo;
 use crate::time::When;
-use rusqlite::{OptionalExtension, params};
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
@@ -34,12 +32,6 @@ pub struct Restored {
     pub size: usize,
     /// The file already held exactly these bytes (nothing was written).
     pub unchanged: bool,
-}
-
-fn version_from_row(
-    r: &rusqlite::Row<'_>,
-) -> rusqlite::Result<(String, i64, Option<String>, Option<i64>)> {
-    Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?))
 }
 
 fn to_version(row: (String, i64, Option<String>, Option<i64>)) -> Result<FileVersion> {
@@ -78,11 +70,11 @@ pub fn check_file_key(key: &str) -> Result<(), TrackError> {
 impl Repo {
     /// Every recorded version of the file `key`, oldest first (deletions included).
     pub fn file_versions(&self, key: &str) -> Result<Vec<FileVersion>> {
-        let mut stmt = self.conn.prepare_cached(
-            "SELECT key, tx, object, size FROM file_version WHERE key = ?1 ORDER BY tx",
-        )?;
-        let rows = stmt.query_map([key], version_from_row)?;
-        rows.map(|r| to_version(r?)).collect()
+        self.store
+            .file_versions(key)?
+            .into_iter()
+            .map(to_version)
+            .collect()
     }
 
     /// The version of the file `key` as of `when` (default: the newest), or `None` when it was
@@ -95,16 +87,10 @@ impl Repo {
             },
             None => i64::MAX,
         };
-        let row = self
-            .conn
-            .query_row(
-                "SELECT key, tx, object, size FROM file_version WHERE key = ?1 AND tx <= ?2
-                 ORDER BY tx DESC LIMIT 1",
-                params![key, bound],
-                version_from_row,
-            )
-            .optional()?;
-        row.map(to_version).transpose()
+        self.store
+            .file_version_at(key, bound)?
+            .map(to_version)
+            .transpose()
     }
 
     /// The raw bytes of the file `key` as of `when`, with the version they come from.
@@ -165,7 +151,7 @@ impl Repo {
                 match out {
                     Some(_) => return Err(TrackError::Exists(path.display().to_string()).into()),
                     None => {
-                        let live = scan::recorded_object(&self.conn, key)?;
+                        let live = self.store.recorded_object(key)?;
                         if live != Some(ObjectId::of(&current)) {
                             return Err(TrackError::Uncommitted(key.to_owned()).into());
                         }

@@ -8,8 +8,8 @@
 use super::TrackError;
 use crate::canon::ObjectId;
 use crate::error::{Error, Result};
-use rusqlite::{Connection, params};
-use std::collections::{BTreeMap, HashMap};
+use crate::store::{CacheEntry, FileStat, IndexEntry, Store};
+use std::collections::BTreeMap;
 use std::fs::Metadata;
 use std::path::{Component, Path, PathBuf};
 use std::time::{SystemTime, UNIX_EPOCH};
@@ -34,22 +34,15 @@ pub(crate) struct Specs {
 }
 
 impl Specs {
-    pub(crate) fn load(conn: &Connection) -> Result<Self> {
-        let mut stmt = conn.prepare_cached("SELECT path, include FROM track_spec")?;
-        let entries = stmt
-            .query_map([], |r| Ok((r.get::<_, String>(0)?, r.get::<_, bool>(1)?)))?
-            .collect::<rusqlite::Result<_>>()?;
-        Ok(Self { entries })
+    pub(crate) fn load(store: &Store) -> Result<Self> {
+        Ok(Self {
+            entries: store.track_specs()?,
+        })
     }
 
-    pub(crate) fn save(&self, conn: &Connection) -> Result<()> {
-        conn.execute("DELETE FROM track_spec", [])?;
-        let mut stmt =
-            conn.prepare_cached("INSERT INTO track_spec (path, include) VALUES (?1, ?2)")?;
-        for (path, include) in &self.entries {
-            stmt.execute(params![path, include])?;
-        }
-        Ok(())
+    /// The entries, for storing.
+    pub(crate) fn entries(&self) -> &BTreeMap<String, bool> {
+        &self.entries
     }
 
     /// The most specific entry at or above `key`.
@@ -108,14 +101,6 @@ impl Specs {
     }
 }
 
-/// What `stat` says about a file, as the cache records it.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) struct FileStat {
-    pub(crate) size: u64,
-    pub(crate) mtime_ns: i64,
-    pub(crate) inode: u64,
-}
-
 impl FileStat {
     pub(crate) fn of(meta: &Metadata) -> Self {
         let mtime_ns = meta.modified().map_or(0, system_time_ns);
@@ -139,132 +124,12 @@ pub(crate) fn system_time_ns(t: SystemTime) -> i64 {
     }
 }
 
-/// One stat-cache entry.
-#[derive(Clone, Debug)]
-pub(crate) struct CacheEntry {
-    pub(crate) stat: FileStat,
-    pub(crate) object: ObjectId,
-    pub(crate) cached_ns: i64,
-}
-
 impl CacheEntry {
     /// The content id, when the entry can be trusted for a file with `stat`.
     fn trusted(&self, stat: &FileStat) -> Option<ObjectId> {
         (self.stat == *stat && stat.mtime_ns < self.cached_ns.saturating_sub(RACY_NS))
             .then_some(self.object)
     }
-}
-
-/// One row of the index: a tracked file's newest version, and the stat cache.
-#[derive(Clone, Debug)]
-pub(crate) struct IndexEntry {
-    pub(crate) recorded: ObjectId,
-    pub(crate) cache: Option<CacheEntry>,
-}
-
-fn blob_id(bytes: &[u8]) -> Option<ObjectId> {
-    <[u8; 32]>::try_from(bytes).ok().map(ObjectId)
-}
-
-/// The index: every tracked file that exists in its newest version, by key.
-pub(crate) fn load_index(conn: &Connection) -> Result<HashMap<String, IndexEntry>> {
-    let mut stmt = conn.prepare_cached(
-        "SELECT key, object, size, mtime_ns, inode, seen, cached_ns FROM track_index",
-    )?;
-    let mut rows = stmt.query([])?;
-    let mut out = HashMap::with_capacity(1024);
-    while let Some(r) = rows.next()? {
-        let key: String = r.get(0)?;
-        let recorded = r
-            .get_ref(1)?
-            .as_blob()
-            .ok()
-            .and_then(blob_id)
-            .ok_or_else(|| {
-                Error::Corrupt(format!("the index entry of {key} has a bad object id"))
-            })?;
-        let stat = (
-            r.get::<_, Option<i64>>(2)?,
-            r.get::<_, Option<i64>>(3)?,
-            r.get::<_, Option<i64>>(4)?,
-        );
-        let seen = r.get_ref(5)?.as_blob().ok().and_then(blob_id);
-        let cache = match (stat, seen, r.get::<_, Option<i64>>(6)?) {
-            ((Some(size), Some(mtime_ns), Some(inode)), Some(object), Some(cached_ns)) => {
-                Some(CacheEntry {
-                    stat: FileStat {
-                        size: u64::try_from(size).unwrap_or(u64::MAX),
-                        mtime_ns,
-                        inode: inode.cast_unsigned(),
-                    },
-                    object,
-                    cached_ns,
-                })
-            }
-            _ => None, // no entry, or a damaged one: simply not used
-        };
-        out.insert(key, IndexEntry { recorded, cache });
-    }
-    Ok(out)
-}
-
-/// The newest recorded version of one tracked file that exists.
-pub(crate) fn recorded_object(conn: &Connection, key: &str) -> Result<Option<ObjectId>> {
-    use rusqlite::OptionalExtension;
-    let blob: Option<Vec<u8>> = conn
-        .query_row(
-            "SELECT object FROM track_index WHERE key = ?1",
-            [key],
-            |r| r.get(0),
-        )
-        .optional()?;
-    Ok(blob.as_deref().and_then(blob_id))
-}
-
-/// Records a new version of a file in the index (`None`: deleted), keeping its cache entry.
-pub(crate) fn set_recorded(
-    conn: &Connection,
-    key: &str,
-    object: Option<ObjectId>,
-    tx: i64,
-) -> Result<()> {
-    match object {
-        Some(id) => conn
-            .prepare_cached(
-                "INSERT INTO track_index (key, object, tx) VALUES (?1, ?2, ?3)
-                 ON CONFLICT (key) DO UPDATE SET object = ?2, tx = ?3",
-            )?
-            .execute(params![key, id.0.as_slice(), tx])?,
-        None => conn
-            .prepare_cached("DELETE FROM track_index WHERE key = ?1")?
-            .execute([key])?,
-    };
-    Ok(())
-}
-
-/// New stat-cache entries (for files in the index), written by whoever holds the write
-/// transaction.
-pub(crate) fn save_cache(
-    conn: &Connection,
-    updates: &[(String, FileStat, ObjectId)],
-    cached_ns: i64,
-) -> Result<()> {
-    let mut stmt = conn.prepare_cached(
-        "UPDATE track_index SET size = ?2, mtime_ns = ?3, inode = ?4, seen = ?5, cached_ns = ?6
-         WHERE key = ?1",
-    )?;
-    for (key, stat, object) in updates {
-        stmt.execute(params![
-            key,
-            i64::try_from(stat.size).unwrap_or(i64::MAX),
-            stat.mtime_ns,
-            // Inodes above i63 are stored wrapped; equality is all the cache needs.
-            stat.inode.cast_signed(),
-            object.0.as_slice(),
-            cached_ns
-        ])?;
-    }
-    Ok(())
 }
 
 /// The `.histignore` at the repository root (gitignore syntax); empty when there is none.
@@ -555,7 +420,7 @@ pub(crate) struct Scan {
 /// for files that differ when `keep` is set.
 pub(crate) fn scan(
     root: &Path,
-    conn: &Connection,
+    store: &Store,
     specs: &Specs,
     filter: Option<&[String]>,
     keep: bool,
@@ -565,7 +430,7 @@ pub(crate) fn scan(
     // The walk (mostly waiting on the file system) runs while the index is read.
     let (walked, index) = std::thread::scope(|s| {
         let walker = s.spawn(|| walk(root, specs, &ignore));
-        let index = load_index(conn);
+        let index = store.track_index();
         let walked = walker
             .join()
             .unwrap_or_else(|_| Err(Error::Corrupt("the walker thread panicked".into())));

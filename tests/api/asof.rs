@@ -214,7 +214,8 @@ fn text_equals_values(data: &[u8]) {
         ),
         ("/a/tags", RuleKind::Set),
     ] {
-        txn.add_rule(&PathPattern::parse(pattern).unwrap(), None, &kind);
+        txn.add_rule(&PathPattern::parse(pattern).unwrap(), None, &kind)
+            .unwrap();
     }
     txn.commit().unwrap();
     let mut g = crate::diff_apply::Gen { data };

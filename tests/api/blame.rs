@@ -68,7 +68,8 @@ impl Fixture {
             &hist::path::PathPattern::parse(pattern).unwrap(),
             None,
             &kind,
-        );
+        )
+        .unwrap();
         txn.commit().unwrap();
     }
 

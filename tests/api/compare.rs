@@ -19,7 +19,8 @@ fn repo(versions: &[Value]) -> (tempfile::TempDir, Repo) {
         &PathPattern::parse("/items").unwrap(),
         None,
         &RuleKind::ArrayKey(vec!["id".into()]),
-    );
+    )
+    .unwrap();
     txn.commit().unwrap();
     for (day, doc) in (1..).zip(versions) {
         let opts = TxOptions::new(actor.clone(), "ingest", Timestamp(T0 + day * DAY));

@@ -122,8 +122,8 @@ fn the_callback_can_stop_early() {
     // An error from the callback stops the export and comes back as is.
     let err = repo
         .export(&ExportFilter::default(), |_| {
-            Err::<ControlFlow<()>, _>(Error::Query("stop".into()))
+            Err::<ControlFlow<()>, _>(Error::Corrupt("stop".into()))
         })
         .unwrap_err();
-    assert_eq!(err.to_string(), "stop");
+    assert_eq!(err.to_string(), "the repository is damaged: stop");
 }

@@ -51,7 +51,8 @@ fn generated_year(dir: &Path) -> Repo {
         &rule("/items"),
         None,
         &RuleKind::ArrayKey(vec!["id".into()]),
-    );
+    )
+    .unwrap();
     txn.add_rule(
         &rule("/items[*]/price"),
         None,
@@ -59,12 +60,14 @@ fn generated_year(dir: &Path) -> Repo {
             seconds: 90 * 86_400,
             then: Then::Daily,
         }),
-    );
+    )
+    .unwrap();
     txn.add_rule(
         &rule("/items[*]/name"),
         None,
         &RuleKind::Retention(Retention::Forever),
-    );
+    )
+    .unwrap();
     txn.commit().unwrap();
     let mut rng = Lcg(7);
     let mut prices: BTreeMap<u64, u64> = (1..=5).map(|id| (id, 100 * id)).collect();
@@ -386,7 +389,8 @@ fn drop_and_net_zero_and_ancestors() {
             seconds: 86_400,
             then: Then::Drop,
         }),
-    );
+    )
+    .unwrap();
     txn.add_rule(
         &PathPattern::parse("/b").unwrap(),
         Some("k*"),
@@ -394,7 +398,8 @@ fn drop_and_net_zero_and_ancestors() {
             seconds: 86_400,
             then: Then::Hourly,
         }),
-    );
+    )
+    .unwrap();
     txn.commit().unwrap();
     let write = |repo: &mut Repo, at: i64, path: &str, value: Option<Value>| {
         let mut txn = repo.begin(opts("write", at)).unwrap();
@@ -491,12 +496,14 @@ fn retention_rules_round_trip() {
         seconds: 90 * 86_400,
         then: Then::Daily,
     });
-    txn.add_rule(&PathPattern::parse("/items").unwrap(), None, &keep);
+    txn.add_rule(&PathPattern::parse("/items").unwrap(), None, &keep)
+        .unwrap();
     txn.add_rule(
         &PathPattern::parse("/tags").unwrap(),
         Some("feed/*"),
         &RuleKind::Retention(Retention::Forever),
-    );
+    )
+    .unwrap();
     txn.commit().unwrap();
     drop(repo);
     let mut repo = Repo::open(dir.path()).unwrap();
@@ -525,5 +532,43 @@ fn retention_rules_round_trip() {
             old: Some(json!([1, 2])),
             new: Some(json!([2, 1, 3])),
         }
+    );
+}
+
+/// gc rebuilds the checkpoints of a rewritten key by the policy every commit follows: a
+/// large document with small changes gets one per change per 256 bytes of document, not
+/// one every 64 changes (the rule gc once had of its own).
+#[test]
+fn gc_rebuilds_checkpoints_by_the_commit_policy() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut repo = Repo::init(dir.path()).unwrap();
+    let mut txn = repo.begin(opts("rules", START)).unwrap();
+    txn.add_rule(
+        &PathPattern::parse("/price").unwrap(),
+        None,
+        &RuleKind::Retention(Retention::Keep {
+            seconds: 86_400,
+            then: Then::Drop,
+        }),
+    )
+    .unwrap();
+    txn.commit().unwrap();
+    // 100 kB: a checkpoint is due every 390 changes, or once 100 kB of changes pile up.
+    let blob = "x".repeat(100_000);
+    for i in 0..300 {
+        let mut txn = repo.begin(opts("write", START + i * HOUR)).unwrap();
+        txn.put(FEED, json!({"blob": blob, "n": i, "price": i}))
+            .unwrap();
+        txn.commit().unwrap();
+    }
+    let outcome = repo.gc(opts("gc", START + 40 * DAY)).unwrap();
+    assert!(outcome.plan.replaced() > 200, "{:?}", outcome.plan);
+    let report = repo.fsck().unwrap();
+    assert!(report.ok(), "{:?}", report.problems);
+    // The put (whose value outweighs nothing yet) may get one; 300 small changes do not.
+    assert!(
+        report.checkpoints <= 2,
+        "{} checkpoints",
+        report.checkpoints
     );
 }

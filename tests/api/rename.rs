@@ -388,7 +388,8 @@ fn gc_keeps_moves() {
                 seconds: 86_400,
                 then: Then::Drop,
             }),
-        );
+        )
+        .unwrap();
     }
     txn.commit().unwrap();
     put(&mut repo, 1, "k", json!({"a": 1, "z": 0}));

@@ -670,7 +670,8 @@ fn put_json_records_what_put_records_and_refuses_invalid_json() {
             &items,
             None,
             &hist::rules::RuleKind::ArrayKey(vec!["id".into()]),
-        );
+        )
+        .unwrap();
         txn.commit().unwrap();
         let mut outcomes = Vec::new();
         for (i, doc) in snapshots.iter().enumerate() {

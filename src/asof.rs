@@ -1,0 +1,308 @@
+//! As-of reads: a document as it was after any transaction.
+//!
+//! A read starts from whichever is nearer to the target version: the current document,
+//! walking backwards by inverting changes, or the nearest checkpoint at or before the
+//! target, replaying forwards. The checkpoint policy ([`crate::store::checkpoint`]) bounds
+//! how many changes any read replays, however long the history. Changes are replayed on
+//! the stored canonical text ([`crate::replay`]) wherever they can be, on values otherwise.
+
+use crate::canon::{self, ObjectId};
+use crate::diff;
+use crate::error::{Error, Result};
+use crate::model::Op;
+use crate::replay::{self, Step};
+use crate::repo::Repo;
+use crate::retention::Compaction;
+use crate::store::{Order, ReadPlan, Side, parse_stored, stored_path};
+use crate::time::When;
+use serde_json::Value;
+
+/// A document as of some point.
+#[derive(Clone, Debug, PartialEq)]
+pub struct AsOf {
+    /// The document (`None`: absent then).
+    pub doc: Option<Value>,
+    /// The last transaction included (`None`: before any).
+    pub tx: Option<i64>,
+    /// How many changes the read replayed (the checkpoint policy bounds it).
+    pub replayed: usize,
+    /// Which way it read.
+    pub direction: Direction,
+    /// The spans compacted by `gc` that this read falls into (empty: the read is exact).
+    /// Inside one, the values at its path are the compacted ones, not necessarily those in
+    /// force at that moment.
+    pub compacted: Vec<Compaction>,
+}
+
+/// A document as of some point, as canonical text ([`Repo::as_of_text`]).
+#[derive(Clone, Debug, PartialEq)]
+pub struct AsOfText {
+    /// The document's canonical text (`None`: absent then).
+    pub text: Option<String>,
+    /// The last transaction included (`None`: before any).
+    pub tx: Option<i64>,
+    /// How many changes the read replayed (the checkpoint policy bounds it).
+    pub replayed: usize,
+    /// Which way it read.
+    pub direction: Direction,
+    /// As [`AsOf::compacted`].
+    pub compacted: Vec<Compaction>,
+    /// True when the changes could not be replayed on the stored text (a `move`, an array
+    /// out of canonical order) and were replayed on values instead: the same document, read
+    /// more slowly.
+    pub on_values: bool,
+}
+
+/// `plan`'s direction: `via`, or the one that replays fewer changes.
+fn direction(plan: &ReadPlan, via: Option<Direction>) -> Direction {
+    match via {
+        Some(d) => d,
+        None if plan.seq_now - plan.target <= plan.target - plan.ckpt_seq => Direction::Backward,
+        None => Direction::Forward,
+    }
+}
+
+/// Which way an as-of read reconstructed the document.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Direction {
+    /// Backwards from the current document.
+    Backward,
+    /// Forwards from a checkpoint (or from empty).
+    Forward,
+}
+
+impl Repo {
+    /// The document under `key` as of `when`.
+    pub fn as_of(&self, key: &str, when: When) -> Result<AsOf> {
+        self.snapshot(|| {
+            crate::model::check_key(key)?;
+            let bound = self.resolve(when)?;
+            match bound {
+                Some(tx) => self.as_of_tx(key, tx),
+                None => Ok(AsOf {
+                    doc: None,
+                    tx: None,
+                    replayed: 0,
+                    direction: Direction::Forward,
+                    compacted: Vec::new(),
+                }),
+            }
+        })
+    }
+
+    /// The document under `key` after transaction `bound` (and every one before it),
+    /// read in whichever direction replays fewer changes.
+    pub fn as_of_tx(&self, key: &str, bound: i64) -> Result<AsOf> {
+        self.snapshot(|| {
+            // Replayed on text (see `as_of_text`), then parsed once: cheaper than parsing the
+            // stored document and every change's values and replaying on the tree.
+            let read = self.as_of_text_via(key, bound, None)?;
+            Ok(AsOf {
+                doc: read.text.as_deref().map(parse_stored).transpose()?,
+                tx: read.tx,
+                replayed: read.replayed,
+                direction: read.direction,
+                compacted: read.compacted,
+            })
+        })
+    }
+
+    /// [`Repo::as_of_tx`] replayed on values, change by change, forced to read in one
+    /// direction (`None`: the cheaper one). Both directions must agree, and so must the
+    /// reads on text; tests use this as their reference.
+    pub fn as_of_tx_via(&self, key: &str, bound: i64, via: Option<Direction>) -> Result<AsOf> {
+        let mut found = self.as_of_tx_stored(key, bound, via)?;
+        found.doc = self.unseal_doc(found.doc)?;
+        found.compacted = self.compacted_at(key, bound)?;
+        Ok(found)
+    }
+
+    /// The spans of `key` compacted by `gc` that a read after transaction `bound` falls in.
+    fn compacted_at(&self, key: &str, bound: i64) -> Result<Vec<Compaction>> {
+        let mut spans = self.compactions(key)?;
+        spans.retain(|c| c.covers_tx(bound));
+        Ok(spans)
+    }
+
+    /// [`Repo::as_of_tx_via`] as stored: personal values sealed, no compaction flags.
+    pub(crate) fn as_of_tx_stored(
+        &self,
+        key: &str,
+        bound: i64,
+        via: Option<Direction>,
+    ) -> Result<AsOf> {
+        match self.store.read_plan(key, bound)? {
+            None => Ok(AsOf {
+                doc: None,
+                tx: Some(bound),
+                replayed: 0,
+                direction: Direction::Forward,
+                compacted: Vec::new(),
+            }),
+            Some(start) => self.replay_values(key, bound, &start, direction(&start, via)),
+        }
+    }
+
+    /// The read from `plan` in `direction`, replayed on values.
+    fn replay_values(
+        &self,
+        key: &str,
+        bound: i64,
+        plan: &ReadPlan,
+        direction: Direction,
+    ) -> Result<AsOf> {
+        let (mut doc, changes) = match direction {
+            Direction::Backward => (
+                self.current_stored(key)?,
+                self.store
+                    .changes(plan.key_id, plan.target, plan.seq_now, Order::NewestFirst)?,
+            ),
+            Direction::Forward => (
+                match &plan.ckpt_obj {
+                    Some(id) => Some(self.store.load_object(id)?),
+                    None => None,
+                },
+                self.store
+                    .changes(plan.key_id, plan.ckpt_seq, plan.target, Order::OldestFirst)?,
+            ),
+        };
+        let replayed = changes.len();
+        for change in changes {
+            let change = self.store.load_change(change)?;
+            let change = match direction {
+                Direction::Backward => change.inverse(),
+                Direction::Forward => change,
+            };
+            diff::apply(&mut doc, &change).map_err(|e| replay_error(key, &e))?;
+        }
+        Ok(AsOf {
+            doc,
+            tx: Some(bound),
+            replayed,
+            direction,
+            compacted: Vec::new(),
+        })
+    }
+
+    /// The version (`seq`) of `key` after transaction `bound` (0: not written by then).
+    pub(crate) fn version_at(&self, key: &str, bound: i64) -> Result<i64> {
+        self.store.version_at(key, bound)
+    }
+
+    /// The document under `key` as of `when`, as canonical text (personal values
+    /// unsealed): [`Repo::as_of`]'s document, replayed on the stored text
+    /// ([`crate::replay`]) instead of a tree wherever it can be, so that reading a large
+    /// document as it was costs about what copying it does.
+    pub fn as_of_text(&self, key: &str, when: When) -> Result<AsOfText> {
+        self.snapshot(|| {
+            crate::model::check_key(key)?;
+            match self.resolve(when)? {
+                Some(bound) => self.as_of_text_via(key, bound, None),
+                None => Ok(AsOfText {
+                    text: None,
+                    tx: None,
+                    replayed: 0,
+                    direction: Direction::Forward,
+                    compacted: Vec::new(),
+                    on_values: false,
+                }),
+            }
+        })
+    }
+
+    /// [`Repo::as_of_text`] after transaction `bound`, forced to read in one direction
+    /// (`None`: the cheaper one). Every way must agree with [`Repo::as_of_tx_via`]; tests
+    /// use this to prove it.
+    #[doc(hidden)]
+    pub fn as_of_text_via(
+        &self,
+        key: &str,
+        bound: i64,
+        via: Option<Direction>,
+    ) -> Result<AsOfText> {
+        let Some(start) = self.store.read_plan(key, bound)? else {
+            return Ok(AsOfText {
+                text: None,
+                tx: Some(bound),
+                replayed: 0,
+                direction: Direction::Forward,
+                compacted: self.compacted_at(key, bound)?,
+                on_values: false,
+            });
+        };
+        let compacted = match start.compacted {
+            true => self.compacted_at(key, bound)?,
+            false => Vec::new(),
+        };
+        let direction = direction(&start, via);
+        let (base, checked, steps) = match direction {
+            Direction::Backward => {
+                let (text, hash) = self.store.doc_text_and_hash(key)?;
+                let checked = text.as_deref().is_some_and(|t| {
+                    hash.as_deref() == Some(ObjectId::of(t.as_bytes()).0.as_slice())
+                });
+                let steps = self.steps(start.key_id, start.target, start.seq_now, Side::Old)?;
+                (text, checked, steps)
+            }
+            Direction::Forward => {
+                let (text, checked) = match &start.ckpt_obj {
+                    Some(id) => {
+                        let text = self.store.object_text(id)?;
+                        let checked = ObjectId::of(text.as_bytes()) == *id;
+                        (Some(text), checked)
+                    }
+                    None => (None, true),
+                };
+                let steps = self.steps(start.key_id, start.ckpt_seq, start.target, Side::New)?;
+                (text, checked, steps)
+            }
+        };
+        let replayed = steps.len();
+        let (text, on_values) = match replay::replay(base.as_deref(), checked, steps) {
+            Some(Some(text)) if text.contains(crate::shred::SEALED) => {
+                let doc = self.unseal_doc(Some(parse_stored(&text)?))?;
+                (doc.as_ref().map(canon::to_canonical_string), false)
+            }
+            Some(text) => (text, false),
+            // Not replayable on text: on values, which also names what is wrong.
+            None => {
+                let doc = self.replay_values(key, bound, &start, direction)?.doc;
+                let doc = self.unseal_doc(doc)?;
+                (doc.as_ref().map(canon::to_canonical_string), true)
+            }
+        };
+        Ok(AsOfText {
+            text,
+            tx: Some(bound),
+            replayed,
+            direction,
+            compacted,
+            on_values,
+        })
+    }
+
+    /// The changes of key `key_id` with `after < seq <= upto` as replay steps: oldest
+    /// first (`Side::New`), or newest first and inverted (`Side::Old`: to go back from
+    /// `upto` to `after`).
+    fn steps(&self, key_id: i64, after: i64, upto: i64, side: Side) -> Result<Vec<Step>> {
+        let rows = self.store.side_changes(key_id, after, upto, side)?;
+        let mut out = Vec::with_capacity(rows.len());
+        for row in rows {
+            let op = match (side, row.op) {
+                (Side::Old, Op::Add) => Op::Remove,
+                (Side::Old, Op::Remove) => Op::Add,
+                (_, op) => op,
+            };
+            out.push(Step {
+                path: stored_path(&row.path)?,
+                op,
+                new: self.store.value_text(row.value)?,
+            });
+        }
+        Ok(out)
+    }
+}
+
+fn replay_error(key: &str, e: &diff::ApplyError) -> Error {
+    Error::Corrupt(format!("replaying {key}: {e}"))
+}

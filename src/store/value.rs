@@ -1,0 +1,126 @@
+//! How a change's values are stored: canonical JSON text in the row, or, when larger than
+//! [`LARGE_VALUE`], an object named in the row.
+
+use super::objects::Objects;
+use super::{LARGE_VALUE, Store, corrupt};
+use crate::canon::ObjectId;
+use crate::error::{Error, Result};
+use serde_json::Value;
+use std::borrow::Cow;
+
+/// A stored value, not loaded yet.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) enum Stored {
+    /// No value (`old` of an add, `new` of a remove).
+    Absent,
+    /// Canonical JSON text, inline.
+    Text(String),
+    /// A large value: an object holding its canonical text.
+    Object(ObjectId),
+}
+
+impl Stored {
+    /// The value of a pair of columns: `text` (inline) or `obj` (an object id).
+    pub(crate) fn from_columns(text: Option<String>, obj: Option<String>) -> Result<Self> {
+        Ok(match (text, obj) {
+            (_, Some(hex)) => Self::Object(
+                ObjectId::from_hex(&hex)
+                    .ok_or_else(|| corrupt(format!("bad object id {hex:?}")))?,
+            ),
+            (Some(text), None) => Self::Text(text),
+            (None, None) => Self::Absent,
+        })
+    }
+}
+
+/// Parses JSON text written by hist itself.
+pub(crate) fn parse_stored(text: &str) -> Result<Value> {
+    serde_json::from_str(text)
+        .map_err(|e| Error::Corrupt(format!("stored JSON does not parse: {e}")))
+}
+
+impl Store {
+    /// A stored value, parsed.
+    pub(crate) fn value(&self, stored: Stored) -> Result<Option<Value>> {
+        match stored {
+            Stored::Absent => Ok(None),
+            Stored::Text(text) => parse_stored(&text).map(Some),
+            Stored::Object(id) => self.load_object(&id).map(Some),
+        }
+    }
+
+    /// A stored value's canonical text (an object's text is not checked to be JSON).
+    pub(crate) fn value_text(&self, stored: Stored) -> Result<Option<String>> {
+        match stored {
+            Stored::Absent => Ok(None),
+            Stored::Text(text) => Ok(Some(text)),
+            Stored::Object(id) => self.object_text(&id).map(Some),
+        }
+    }
+
+    /// Reads and parses a stored object.
+    pub(crate) fn load_object(&self, id: &ObjectId) -> Result<Value> {
+        let bytes = self.object_bytes(id)?;
+        serde_json::from_slice(&bytes)
+            .map_err(|e| Error::Corrupt(format!("object {id} does not parse: {e}")))
+    }
+
+    /// A stored object's bytes as text (not checked to be JSON).
+    pub(crate) fn object_text(&self, id: &ObjectId) -> Result<String> {
+        String::from_utf8(self.object_bytes(id)?)
+            .map_err(|_| Error::Corrupt(format!("object {id} is not UTF-8 text")))
+    }
+
+    /// A stored object's bytes (decompressed, not checked against the name).
+    pub(crate) fn object_bytes(&self, id: &ObjectId) -> Result<Vec<u8>> {
+        self.objects
+            .get(id)
+            .map_err(Error::io(self.objects.path_of(id)))
+    }
+
+    /// Stores bytes as an object; returns their id.
+    pub(crate) fn put_object(&self, bytes: &[u8]) -> Result<ObjectId> {
+        self.objects
+            .put(bytes)
+            .map_err(Error::io(self.objects.dir()))
+    }
+}
+
+/// A value as a row stores it: inline canonical text, or an object id for large values.
+pub(crate) struct Encoded<'t> {
+    pub(crate) text: Option<Cow<'t, str>>,
+    pub(crate) obj: Option<String>,
+    /// The length of the canonical text (0 when absent).
+    pub(crate) len: usize,
+}
+
+/// Encodes a value already in canonical text, storing it as an object when it is large.
+pub(crate) fn encode_text<'t>(
+    objects: &Objects,
+    text: Option<Cow<'t, str>>,
+) -> Result<Encoded<'t>> {
+    let Some(text) = text else {
+        return Ok(Encoded {
+            text: None,
+            obj: None,
+            len: 0,
+        });
+    };
+    let len = text.len();
+    if len > LARGE_VALUE {
+        let id = objects
+            .put(text.as_bytes())
+            .map_err(Error::io(objects.dir()))?;
+        Ok(Encoded {
+            text: None,
+            obj: Some(id.to_hex()),
+            len,
+        })
+    } else {
+        Ok(Encoded {
+            text: Some(text),
+            obj: None,
+            len,
+        })
+    }
+}
