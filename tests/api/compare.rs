@@ -11,17 +11,8 @@ const DAY: i64 = 86_400_000_000;
 fn repo(versions: &[Value]) -> (tempfile::TempDir, Repo) {
     let dir = tempfile::tempdir().unwrap();
     let mut repo = Repo::init(dir.path()).unwrap();
+    key_items_by_id(&mut repo, Timestamp(T0));
     let actor = Actor::parse("user:sam").unwrap();
-    let mut txn = repo
-        .begin(TxOptions::new(actor.clone(), "rules", Timestamp(T0)))
-        .unwrap();
-    txn.add_rule(
-        &PathPattern::parse("/items").unwrap(),
-        None,
-        &RuleKind::ArrayKey(vec!["id".into()]),
-    )
-    .unwrap();
-    txn.commit().unwrap();
     for (day, doc) in (1..).zip(versions) {
         let opts = TxOptions::new(actor.clone(), "ingest", Timestamp(T0 + day * DAY));
         let mut txn = repo.begin(opts).unwrap();
@@ -29,6 +20,16 @@ fn repo(versions: &[Value]) -> (tempfile::TempDir, Repo) {
         txn.commit().unwrap();
     }
     (dir, repo)
+}
+
+/// Declares that the elements of `/items` are matched by their `id` (in every document).
+pub fn key_items_by_id(repo: &mut Repo, now: Timestamp) {
+    let actor = Actor::parse("user:sam").unwrap();
+    let mut txn = repo.begin(TxOptions::new(actor, "rules", now)).unwrap();
+    let items = PathPattern::parse("/items").unwrap();
+    let kind = RuleKind::ArrayKey(vec!["id".into()]);
+    txn.add_rule(&items, None, &kind).unwrap();
+    txn.commit().unwrap();
 }
 
 fn at(day: i64) -> When {

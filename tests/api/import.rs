@@ -1,8 +1,6 @@
 //! Tests of `Repo::import_ndjson`: batches, the tally, line numbers, what stays recorded.
 use hist::import::{ImportError, ImportEvent, ImportOptions, ImportSummary, RecordError};
-use hist::path::PathPattern;
-use hist::rules::RuleKind;
-use hist::{Actor, Repo, Timestamp, TxOptions, When};
+use hist::{Repo, Timestamp, When};
 
 /// 2026-01-01T00:00:00Z
 const T0: i64 = 1_767_225_600_000_000;
@@ -181,15 +179,7 @@ fn an_at_before_the_newest_transaction_is_refused_at_its_line() {
 fn warnings_come_with_their_line() {
     let dir = tempfile::tempdir().unwrap();
     let mut repo = Repo::init(dir.path()).unwrap();
-    let opts = TxOptions::new(Actor::parse("user:a").unwrap(), "rules", Timestamp(T0));
-    let mut txn = repo.begin(opts).unwrap();
-    txn.add_rule(
-        &PathPattern::parse("/items").unwrap(),
-        None,
-        &RuleKind::ArrayKey(vec!["id".into()]),
-    )
-    .unwrap();
-    txn.commit().unwrap();
+    crate::compare::key_items_by_id(&mut repo, Timestamp(T0));
     let text = record("k", "{\"items\":[{\"id\":1},{\"id\":1}]}");
     let (result, events) = import(&mut repo, &format!("\n{text}"), 500);
     assert_eq!(result.unwrap().changed, 1);
