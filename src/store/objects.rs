@@ -9,36 +9,6 @@ use std::path::{Path, PathBuf};
 
 const LEVEL: i32 = 3;
 
-/// Objects up to this size (as their frame states it, which `put` always records) are
-/// decompressed in one call, into a buffer of that size; larger ones, or frames that do
-/// not state it, are streamed.
-const ONE_CALL: u64 = 256 << 20;
-
-thread_local! {
-    /// One decompression context per thread, reused: making one for every object (as
-    /// `zstd::stream::decode_all` does) cost more than decompressing a small checkpoint.
-    static DECOMPRESSOR: std::cell::RefCell<Option<zstd::bulk::Decompressor<'static>>> =
-        const { std::cell::RefCell::new(None) };
-}
-
-fn decompress(compressed: &[u8]) -> io::Result<Vec<u8>> {
-    let stated = zstd::zstd_safe::get_frame_content_size(compressed)
-        .ok()
-        .flatten();
-    let Some(size) = stated.filter(|&n| n <= ONE_CALL) else {
-        return zstd::stream::decode_all(compressed);
-    };
-    DECOMPRESSOR.with(|slot| {
-        let mut slot = slot.borrow_mut();
-        let d = match &mut *slot {
-            Some(d) => d,
-            empty => empty.insert(zstd::bulk::Decompressor::new()?),
-        };
-        // `size` is at most ONE_CALL, which fits a usize on every platform hist builds for.
-        d.decompress(compressed, usize::try_from(size).unwrap_or(usize::MAX))
-    })
-}
-
 /// Content-addressed blobs under one directory.
 #[derive(Debug, Clone)]
 pub(crate) struct Objects {
@@ -80,8 +50,7 @@ impl Objects {
 
     /// Reads and decompresses an object.
     pub(crate) fn get(&self, id: &ObjectId) -> io::Result<Vec<u8>> {
-        let compressed = fs::read(self.path_of(id))?;
-        decompress(&compressed)
+        hist_segment::objects::read(&self.dir, &id.to_hex())
     }
 
     /// Every object file's id (files that are not named like objects are skipped).
@@ -127,11 +96,11 @@ mod tests {
                 .flatten(),
             None
         );
-        assert_eq!(decompress(&streamed).unwrap(), text);
+        assert_eq!(hist_segment::objects::decompress(&streamed).unwrap(), text);
         // Damaged bytes are an error, not a panic.
         let mut damaged = fs::read(objects.path_of(&id)).unwrap();
         let last = damaged.len() - 1;
         damaged.truncate(last);
-        assert!(decompress(&damaged).is_err());
+        assert!(hist_segment::objects::decompress(&damaged).is_err());
     }
 }
