@@ -68,6 +68,8 @@ pub struct GcOutcome {
     pub object_bytes_freed: u64,
     /// Orphan temporary files deleted (left by interrupted writes).
     pub temp_files_removed: usize,
+    /// Changes moved from the log's recent rows into sealed segments.
+    pub changes_sealed: usize,
     /// `hist.db` (with its WAL) before gc, in bytes.
     pub db_bytes_before: u64,
     /// …and after the vacuum.
@@ -91,6 +93,9 @@ pub(crate) struct Merge {
     old: Option<Value>,
     new: Option<Value>,
 }
+
+/// `gc` seals a key's recent changes when there are at least this many.
+const SEAL_AT_GC: i64 = 64;
 
 impl Repo {
     /// What `gc` would do now (`now` is the clock's reading; the windows are measured back
@@ -127,6 +132,11 @@ impl Repo {
             if let Some(first) = first_tx {
                 txn.write().rechain(first)?;
             }
+        }
+        // Every tail of some length is sealed, and small segments merged (sealing changes no
+        // answer and no hash: it is not recorded as a transaction).
+        outcome.changes_sealed = txn.write().seal_tails(SEAL_AT_GC)?;
+        if !plan.is_empty() {
             let tx = txn.info().id;
             for c in &plan.compactions {
                 txn.push_record(Record::Compaction(Compaction {

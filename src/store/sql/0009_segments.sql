@@ -56,6 +56,9 @@ CREATE TABLE segment (
 ) STRICT, WITHOUT ROWID;
 CREATE INDEX segment_tx ON segment(last_tx);
 
+-- A checkpoint may be compressed against an earlier one of the same document, its base.
+ALTER TABLE checkpoint ADD COLUMN base_object TEXT;
+
 -- `doc` gets `sealed_seq`, before the text (see 0008_doc_rowid.sql).
 DROP VIEW current;
 CREATE TABLE doc_9 (
