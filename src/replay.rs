@@ -32,7 +32,8 @@ use std::collections::BTreeMap;
 
 /// One change to replay: where, what, and the value after (canonical text).
 pub(crate) struct Step {
-    pub(crate) path: DocPath,
+    /// Shared: a replay of many versions repeats the same few paths.
+    pub(crate) path: std::rc::Rc<DocPath>,
     pub(crate) op: Op,
     pub(crate) new: Option<String>,
 }
@@ -398,7 +399,7 @@ mod tests {
 
     fn step(path: &str, op: Op, new: Option<&str>) -> Step {
         Step {
-            path: DocPath::parse(path).unwrap_or_default(),
+            path: std::rc::Rc::new(DocPath::parse(path).unwrap_or_default()),
             op,
             new: new.map(str::to_owned),
         }

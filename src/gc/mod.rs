@@ -106,6 +106,18 @@ impl Repo {
         compact::plan(&self.store, self.rules(), at)
     }
 
+    /// Seals the recent changes of every key that has at least `min_changes` of them into
+    /// segments, and merges each key's small segments; returns how many changes were
+    /// sealed. hist seals by itself as the log grows (and `gc` does this with 64); this is
+    /// for a caller who wants the log compact now. It changes no answer and records no
+    /// transaction.
+    pub fn seal(&mut self, min_changes: usize) -> Result<usize> {
+        let write = self.store.begin_write()?;
+        let sealed = write.seal_tails(i64::try_from(min_changes.max(1)).unwrap_or(i64::MAX))?;
+        write.commit_rows()?;
+        Ok(sealed)
+    }
+
     /// The compactions recorded for `key`, oldest first.
     pub fn compactions(&self, key: &str) -> Result<Vec<Compaction>> {
         self.store.compactions(key)

@@ -15,6 +15,7 @@ use crate::path::DocPath;
 use crate::time::When;
 use rusqlite::params;
 use std::ops::ControlFlow;
+use std::rc::Rc;
 
 /// One change as stored, its values not loaded.
 #[derive(Clone, Debug)]
@@ -56,7 +57,7 @@ pub(crate) struct ChangeHead {
 /// One side of a change, for replaying it: `value` is `new` going forward, `old` going
 /// backward.
 pub(crate) struct SideChange {
-    pub(crate) path: String,
+    pub(crate) path: Rc<DocPath>,
     pub(crate) op: Op,
     pub(crate) value: Stored,
 }
@@ -194,7 +195,7 @@ impl Store {
                     Side::Old => row.old,
                 };
                 out.push(SideChange {
-                    path: self.path_text(path)?.to_string(),
+                    path: self.parsed_path(path)?,
                     op: sealed_op(row.op),
                     value: value.map_or(Stored::Absent, |t| Stored::Text(t.to_owned())),
                 });
@@ -202,12 +203,12 @@ impl Store {
         }
         let sql = match side {
             Side::Old => {
-                "SELECT p.path, c.op, c.old, c.old_obj FROM change_log c JOIN path p ON p.id = c.path_id
-                 WHERE c.key_id = ?1 AND c.seq > ?2 AND c.seq <= ?3 ORDER BY c.seq"
+                "SELECT path_id, op, old, old_obj FROM change_log
+                 WHERE key_id = ?1 AND seq > ?2 AND seq <= ?3 ORDER BY seq"
             }
             Side::New => {
-                "SELECT p.path, c.op, c.new, c.new_obj FROM change_log c JOIN path p ON p.id = c.path_id
-                 WHERE c.key_id = ?1 AND c.seq > ?2 AND c.seq <= ?3 ORDER BY c.seq"
+                "SELECT path_id, op, new, new_obj FROM change_log
+                 WHERE key_id = ?1 AND seq > ?2 AND seq <= ?3 ORDER BY seq"
             }
         };
         let mut stmt = self.conn.prepare_cached(sql)?;
@@ -219,7 +220,7 @@ impl Store {
                     .map_err(|e| corrupt(format!("a stored change: {e}")))
             };
             out.push(SideChange {
-                path: text(0)?.to_owned(),
+                path: self.parsed_path(row.get(0)?)?,
                 op: stored_op(text(1)?)?,
                 value: Stored::from_columns(row.get(2)?, row.get(3)?)?,
             });

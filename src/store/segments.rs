@@ -48,6 +48,7 @@ pub(crate) struct SegmentRow {
 #[derive(Default)]
 pub(super) struct Caches {
     path_text: HashMap<i64, Rc<str>>,
+    parsed: HashMap<i64, Rc<DocPath>>,
     path_id: HashMap<Rc<str>, i64>,
     /// Object id, decoded up to this version, the segment.
     segments: Vec<(String, i64, Rc<hist_segment::Segment>)>,
@@ -74,6 +75,16 @@ impl Store {
             .optional()?
             .ok_or_else(|| corrupt(format!("path number {id} is missing")))?;
         Ok(self.caches.borrow_mut().remember_path(id, &text))
+    }
+
+    /// Path number `id`, parsed (once).
+    pub(crate) fn parsed_path(&self, id: i64) -> Result<Rc<DocPath>> {
+        if let Some(path) = self.caches.borrow().parsed.get(&id) {
+            return Ok(path.clone());
+        }
+        let path = Rc::new(super::changes::stored_path(&self.path_text(id)?)?);
+        self.caches.borrow_mut().parsed.insert(id, path.clone());
+        Ok(path)
     }
 
     /// The number of path `text`, if any change was ever recorded at it.
@@ -208,6 +219,7 @@ impl Store {
             if let Some(text) = caches.path_text.remove(id) {
                 caches.path_id.remove(&text);
             }
+            caches.parsed.remove(id);
         }
     }
 
