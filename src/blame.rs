@@ -42,6 +42,7 @@
 //! (`Setter::compacted`).
 
 use crate::canon;
+use crate::canon::Value;
 use crate::diff::{self, element_key};
 use crate::error::{Error, Result};
 use crate::model::{Op, TxInfo};
@@ -51,7 +52,6 @@ use crate::rules::{ArrayMode, KeyRules, shape_of};
 use crate::store::Cached;
 use crate::time::When;
 use rusqlite::params;
-use serde_json::Value;
 use std::collections::HashMap;
 
 /// The answer of [`Repo::blame`]: every leaf of a document (or of a subtree) with its
@@ -407,7 +407,10 @@ impl PathMap {
         }
         if op == Op::Move {
             let from = moved_from
-                .and_then(|t| serde_json::from_str::<String>(t).ok())
+                .and_then(|t| match canon::parse_str(t) {
+                    Ok(Value::String(s)) => Some(s),
+                    _ => None,
+                })
                 .and_then(|t| DocPath::parse(&t).ok())
                 .ok_or_else(|| Error::Corrupt(format!("the move at {recorded} names no source")))?;
             self.renames.push((from, recorded.clone(), tx));
@@ -739,7 +742,6 @@ impl Printer<'_> {
 mod tests {
     use super::*;
     use crate::rules::{Rule, RuleKind};
-    use serde_json::json;
 
     fn rules() -> KeyRules {
         let rule = |id, pattern: &str, kind| Rule {

@@ -32,6 +32,7 @@
 //! committing the row that names it), then the database is vacuumed.
 
 use crate::canon;
+use crate::canon::Value;
 use crate::diff;
 use crate::error::{Error, Result};
 use crate::model::{Op, TxInfo};
@@ -44,7 +45,6 @@ use crate::rules::{Rule, RuleKind};
 use crate::store::objects::Objects;
 use crate::time::Timestamp;
 use rusqlite::{Connection, OptionalExtension, TransactionBehavior, params};
-use serde_json::Value;
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::path::Path;
 

@@ -9,6 +9,14 @@
 #![warn(missing_docs)]
 #![cfg_attr(test, allow(clippy::unwrap_used))]
 
+/// `serde_json::json!`, converted to a [`canon::Value`]: for the library's own tests.
+#[cfg(test)]
+macro_rules! json {
+    ($($t:tt)+) => {
+        $crate::canon::Value::from(serde_json::json!($($t)+))
+    };
+}
+
 pub mod blame;
 pub mod canon;
 pub mod cli;
@@ -19,6 +27,7 @@ mod fsck;
 mod gc;
 mod head;
 pub mod model;
+pub mod patch;
 pub mod path;
 mod read;
 mod rename;

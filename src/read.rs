@@ -8,6 +8,7 @@
 
 use crate::canon;
 use crate::canon::ObjectId;
+use crate::canon::Value;
 use crate::diff;
 use crate::error::{Error, Result};
 use crate::gc::Compaction;
@@ -17,7 +18,6 @@ use crate::repo::{Repo, change_from_row, parse_stored, tx_from_row};
 use crate::store::Cached;
 use crate::time::{Timestamp, When};
 use rusqlite::{OptionalExtension, params};
-use serde_json::Value;
 
 /// A document as of some point.
 #[derive(Clone, Debug, PartialEq)]
@@ -645,11 +645,11 @@ impl Repo {
              ORDER BY 1 DESC"
         );
         let mut stmt = self.conn.prepare_cached(&sql)?;
-        let ancestors_json = serde_json::to_string(&ancestors).unwrap_or_else(|_| "[]".into());
+        let ancestors_json = ancestors.iter().collect::<Value>().to_string();
         // The ancestors and the path itself, as one list (an `OR` would cost the index).
         let mut exact = ancestors;
         exact.push(path.to_string());
-        let exact_json = serde_json::to_string(&exact).unwrap_or_else(|_| "[]".into());
+        let exact_json = exact.iter().collect::<Value>().to_string();
         let rows = stmt.query_map(
             params![
                 key,
@@ -798,7 +798,7 @@ impl Repo {
             let path_args = |path: &DocPath| -> (String, String) {
                 let a: Vec<String> = path.ancestors().iter().map(ToString::to_string).collect();
                 (
-                    serde_json::to_string(&a).unwrap_or_else(|_| "[]".into()),
+                    Value::from(a).to_string(),
                     path.to_string(),
                 )
             };

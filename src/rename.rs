@@ -15,6 +15,7 @@
 //! the move, then the changes to `/plan` before it (chains and renamed parents included);
 //! [`Repo::path_before`] maps a path back across the renames after a transaction.
 
+use crate::canon::{Map, Value};
 use crate::diff;
 use crate::error::{Error, Result};
 use crate::model::{Change, Op};
@@ -22,7 +23,6 @@ use crate::path::{DocPath, Segment};
 use crate::repo::{Repo, Txn, change_from_row};
 use crate::rules::{check_glob, glob_matches};
 use rusqlite::{Connection, params};
-use serde_json::{Map, Value};
 use std::collections::BTreeSet;
 
 /// A recorded rename.

@@ -4,6 +4,7 @@
 //! of keys, and commits them as one SQLite transaction that appends the changes to the log
 //! and updates current state together (all or nothing).
 
+use crate::canon::Value;
 use crate::canon::{self, ObjectId};
 use crate::diff::{self, Diff, canonicalize};
 use crate::error::{Error, Result};
@@ -16,7 +17,6 @@ use crate::store::{self, objects::Objects};
 use crate::textdiff;
 use crate::time::{Timestamp, When};
 use rusqlite::{Connection, OptionalExtension, params};
-use serde_json::Value;
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
@@ -200,8 +200,8 @@ fn load_rules(conn: &Connection) -> Result<Vec<Rule>> {
         let mut rules = Vec::new();
         for row in rows {
             let (id, tx, kind, pattern, keys, spec) = row?;
-            let spec: Value = serde_json::from_str(&spec)
-                .map_err(|e| Error::Corrupt(format!("rule {id}: {e}")))?;
+            let spec: Value =
+                canon::parse_str(&spec).map_err(|e| Error::Corrupt(format!("rule {id}: {e}")))?;
             let kind = RuleKind::from_stored(&kind, &spec)
                 .ok_or_else(|| Error::Corrupt(format!("rule {id} has an unknown kind {kind:?}")))?;
             let pattern = crate::path::PathPattern::parse(&pattern)?;
@@ -442,14 +442,12 @@ fn corrupt(e: textdiff::MalformedText) -> Error {
 
 /// Parses JSON text written by hist itself.
 pub(crate) fn parse_stored(text: &str) -> Result<Value> {
-    serde_json::from_str(text)
-        .map_err(|e| Error::Corrupt(format!("stored JSON does not parse: {e}")))
+    canon::parse_str(text).map_err(|e| Error::Corrupt(format!("stored JSON does not parse: {e}")))
 }
 
 pub(crate) fn load_object(objects: &Objects, id: &ObjectId) -> Result<Value> {
     let bytes = objects.get(id).map_err(Error::io(objects.path_of(id)))?;
-    serde_json::from_slice(&bytes)
-        .map_err(|e| Error::Corrupt(format!("object {id} does not parse: {e}")))
+    canon::parse(&bytes).map_err(|e| Error::Corrupt(format!("object {id} does not parse: {e}")))
 }
 
 pub(crate) fn load_value(
@@ -851,10 +849,13 @@ impl Txn<'_> {
         self.replace_doc(key, doc)
     }
 
-    /// Applies an RFC 6902 patch to the document (all operations or none).
-    pub fn patch(&mut self, key: &str, patch: &json_patch::Patch) -> Result<Vec<Change>> {
+    /// Applies an RFC 6902 patch to the document (all operations or none). An absent
+    /// document is patched as `null`.
+    pub fn patch(&mut self, key: &str, patch: &crate::patch::Patch) -> Result<Vec<Change>> {
         let mut doc = self.current(key)?.unwrap_or(Value::Null);
-        json_patch::patch(&mut doc, patch).map_err(|e| Error::Patch(format!("{key}: {e}")))?;
+        patch
+            .apply(&mut doc)
+            .map_err(|e| Error::Patch(format!("{key}: {e}")))?;
         self.replace_doc(key, Some(doc))
     }
 
@@ -1323,31 +1324,28 @@ mod tests {
     fn a_read_sees_one_state_while_another_process_commits() {
         let dir = tempfile::tempdir().unwrap();
         let mut reader = Repo::init(dir.path()).unwrap();
-        write(&mut reader, "k", serde_json::json!({"v": 1}));
+        write(&mut reader, "k", json!({"v": 1}));
         let mut writer = Repo::open(dir.path()).unwrap();
         let (before, after) = reader
             .snapshot(|| {
                 let before = reader.current("k")?;
-                write(&mut writer, "k", serde_json::json!({"v": 2}));
+                write(&mut writer, "k", json!({"v": 2}));
                 Ok((before, reader.current("k")?))
             })
             .unwrap();
         assert_eq!(before, after);
         // The read ended: the next one sees the commit.
         assert!(reader.conn.is_autocommit());
-        assert_eq!(
-            reader.current("k").unwrap(),
-            Some(serde_json::json!({"v": 2}))
-        );
+        assert_eq!(reader.current("k").unwrap(), Some(json!({"v": 2})));
         // A failed read ends its transaction too.
         let failed: Result<()> = reader.snapshot(|| Err(Error::Corrupt("test".into())));
         assert!(failed.is_err());
         assert!(reader.conn.is_autocommit());
         // Inside a batch, a read runs in the batch and sees its writes.
         reader.begin_batch().unwrap();
-        write(&mut reader, "k", serde_json::json!({"v": 3}));
+        write(&mut reader, "k", json!({"v": 3}));
         let now = reader.snapshot(|| reader.current("k")).unwrap();
-        assert_eq!(now, Some(serde_json::json!({"v": 3})));
+        assert_eq!(now, Some(json!({"v": 3})));
         assert!(!reader.conn.is_autocommit());
         reader.commit_batch().unwrap();
     }
@@ -1356,7 +1354,7 @@ mod tests {
     fn temporary_data_is_kept_in_memory_except_for_vacuum() {
         let dir = tempfile::tempdir().unwrap();
         let mut repo = Repo::init(dir.path()).unwrap();
-        write(&mut repo, "k", serde_json::json!({"v": 1}));
+        write(&mut repo, "k", json!({"v": 1}));
         let temp_store = |repo: &Repo| -> i64 {
             repo.conn
                 .query_row("PRAGMA temp_store", [], |r| r.get(0))

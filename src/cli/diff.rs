@@ -1,5 +1,6 @@
 use super::ui::paint_change;
 use super::{CliError, Env, Ui, parse_when};
+use crate::canon::Value;
 use crate::time::When;
 use clap::{Args, ValueEnum};
 
@@ -59,15 +60,15 @@ pub fn cmd_diff(ui: &mut Ui, env: &Env, args: &DiffArgs) -> Result<(), CliError>
             let a = a.as_deref().map(crate::repo::parse_stored).transpose()?;
             let patch = crate::diff::to_json_patch(a.as_ref(), &d.changes)
                 .map_err(|e| CliError::internal(format!("cannot export the diff: {e}")))?;
-            ui.line(crate::canon::to_pretty_string(&serde_json::Value::Array(
-                patch,
-            )))
+            ui.line(crate::canon::to_pretty_string(&Value::Array(patch)))
         }
         Format::Internal if args.json => {
             for c in &d.changes {
-                let mut obj = serde_json::json!({
-                    "key": args.key, "path": c.path.to_string(), "op": c.op.as_str(),
-                });
+                let mut obj = Value::from_iter([
+                    ("key", Value::from(&args.key)),
+                    ("path", Value::from(c.path.to_string())),
+                    ("op", Value::from(c.op.as_str())),
+                ]);
                 if let Some(old) = &c.old {
                     obj["old"] = old.clone();
                 }

@@ -1,8 +1,8 @@
 use super::ui::change_json;
 use super::{CliError, Env, Ui, parse_when};
 use crate::ExportFilter;
+use crate::canon::Value;
 use clap::Args;
-use serde_json::Value;
 use std::ops::ControlFlow;
 
 /// Print the change log as NDJSON, one change per line, oldest first

@@ -1,11 +1,10 @@
 use super::ui::read_input_with_limit;
 use super::{CliError, Env, Ui};
+use crate::canon::{self, Value};
 use crate::model::Actor;
 use crate::time::When;
 use crate::{PutOutcome, Repo, TxOptions};
 use clap::Args;
-use serde_json::Value;
-use serde_json::value::RawValue;
 use std::path::PathBuf;
 
 /// Record many snapshots from NDJSON records {key, at, actor, reason, doc}
@@ -26,14 +25,49 @@ pub struct ImportArgs {
 }
 
 /// One NDJSON record, its document left as text. Other members are ignored.
-#[derive(serde::Deserialize)]
 struct Record<'a> {
     key: Option<Value>,
     at: Option<Value>,
     actor: Option<Value>,
     reason: Option<Value>,
-    #[serde(borrow)]
-    doc: Option<&'a RawValue>,
+    doc: Option<&'a str>,
+}
+
+impl<'a> Record<'a> {
+    /// Reads a record's envelope; its document stays text.
+    fn read(line: &'a str) -> Result<Self, canon::ParseError> {
+        let mut record = Record {
+            key: None,
+            at: None,
+            actor: None,
+            reason: None,
+            doc: None,
+        };
+        for (name, text) in canon::object_members(line)? {
+            let slot = match name.as_str() {
+                "doc" => {
+                    record.doc = Some(text);
+                    continue;
+                }
+                "key" => &mut record.key,
+                "at" => &mut record.at,
+                "actor" => &mut record.actor,
+                "reason" => &mut record.reason,
+                _ => continue,
+            };
+            *slot = Some(canon::parse_str(text).map_err(|e| in_line(e, line, text))?);
+        }
+        Ok(record)
+    }
+}
+
+/// An error in `part`, a slice of `line`, placed in the line.
+fn in_line(mut e: canon::ParseError, line: &str, part: &str) -> canon::ParseError {
+    if e.line == 1 {
+        let offset = (part.as_ptr() as usize).saturating_sub(line.as_ptr() as usize);
+        e.column += line.get(..offset).map_or(0, |s| s.chars().count());
+    }
+    e
 }
 
 /// Snapshots per SQLite commit.
@@ -94,10 +128,7 @@ fn import_lines(
         let fail = |msg: String| CliError::user(format!("{name} line {lineno}: {msg}"));
         // The envelope is read here; the document, still text, is parsed strictly once, by
         // `put_json`, straight into its canonical text (no tree of it is built).
-        let record: Record<'_> = serde_json::from_str(line).map_err(|e| {
-            let e = crate::canon::ParseError::of_serde(line, &e);
-            fail(format!("not valid JSON: {e}"))
-        })?;
+        let record = Record::read(line).map_err(|e| fail(format!("not valid JSON: {e}")))?;
         let text = |v: &Option<Value>| v.as_ref().and_then(Value::as_str).map(str::to_owned);
         let key = text(&record.key).ok_or_else(|| fail("no \"key\" string".into()))?;
         let actor = text(&record.actor).unwrap_or_default();
@@ -115,18 +146,13 @@ fn import_lines(
             .reason(reason)
             .at(at);
         let mut txn = repo.begin(opts).map_err(|e| fail(e.to_string()))?;
-        let outcome = txn
-            .put_json(&key, doc.get().as_bytes())
-            .map_err(|e| match e {
-                crate::Error::Json { mut source, .. } => {
-                    // Positions in the line, not in the document.
-                    let offset =
-                        (doc.get().as_ptr() as usize).saturating_sub(line.as_ptr() as usize);
-                    source.column += line.get(..offset).map_or(0, |s| s.chars().count());
-                    fail(format!("not valid JSON: {source}"))
-                }
-                e => fail(e.to_string()),
-            })?;
+        let outcome = txn.put_json(&key, doc.as_bytes()).map_err(|e| match e {
+            crate::Error::Json { source, .. } => {
+                // Positions in the line, not in the document.
+                fail(format!("not valid JSON: {}", in_line(source, line, doc)))
+            }
+            e => fail(e.to_string()),
+        })?;
         let commit = txn.commit().map_err(|e| fail(e.to_string()))?;
         for w in &commit.warnings {
             ui.warn(format!("line {lineno}: {w}"));

@@ -6,10 +6,10 @@
 //! `--color never` ([`Ui::paint`]).
 
 use super::CliError;
+use crate::canon::Value;
 use crate::model::{Change, ChangeText};
 use crate::time::Timestamp;
 use anstyle::{AnsiColor, Style};
-use serde_json::Value;
 use std::io::{self, BufWriter, IsTerminal, Write};
 use std::process::{Child, ChildStdin, Command, Stdio};
 
@@ -339,7 +339,7 @@ pub fn show_time(at: Timestamp) -> String {
 
 /// The NDJSON record of a change: `at, actor, tx, reason, key, path, op, old, new`.
 pub fn change_json(tx: &crate::TxInfo, key: &str, change: &Change) -> Value {
-    let mut obj: serde_json::Map<String, Value> = record_fields(tx, key, &change.path, change.op)
+    let mut obj: crate::canon::Map = record_fields(tx, key, &change.path, change.op)
         .into_iter()
         .map(|(name, v)| (name.to_owned(), v))
         .collect();

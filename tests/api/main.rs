@@ -1,6 +1,13 @@
 //! Library API tests.
 #![allow(clippy::unwrap_used)]
 
+/// `serde_json::json!`, as a `hist::canon::Value` (its numbers converted exactly).
+macro_rules! json {
+    ($($t:tt)+) => {
+        hist::canon::Value::from(serde_json::json!($($t)+))
+    };
+}
+
 mod asof;
 mod blame;
 mod canon;
