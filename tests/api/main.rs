@@ -13,6 +13,7 @@ mod blame;
 mod canon;
 mod canon_text;
 mod diff_apply;
+mod embedding;
 mod export;
 mod gc;
 mod patch_conformance;
