@@ -53,16 +53,9 @@ pub enum ApplyError {
     BadMove(String),
 }
 
-/// A JSON type name, for messages.
+/// A JSON type name, for messages ([`Value::type_name`]).
 pub fn type_name(v: &Value) -> &'static str {
-    match v {
-        Value::Null => "null",
-        Value::Bool(_) => "a boolean",
-        Value::Number(_) => "a number",
-        Value::String(_) => "a string",
-        Value::Array(_) => "an array",
-        Value::Object(_) => "an object",
-    }
+    v.type_name()
 }
 
 /// The key of a keyed-array element: the values of `fields` (missing fields are `null`).

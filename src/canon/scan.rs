@@ -316,54 +316,23 @@ mod tests {
             scan(r#""a\n\u00e9\ud83d\ude00b"x"#, Check::Json).unwrap(),
             (24, "a\né😀b".into())
         );
-        let fault = |text: &str, check| scan(text, check).unwrap_err();
-        assert_eq!(
-            fault("\"ab", Check::Json),
-            StringError {
-                at: 3,
-                fault: Fault::Eof
-            }
-        );
-        assert_eq!(
-            fault("\"a\u{1}\"", Check::Json),
-            StringError {
-                at: 3,
-                fault: Fault::Control
-            }
-        );
-        assert_eq!(
-            fault(r#""\q""#, Check::Json),
-            StringError {
-                at: 3,
-                fault: Fault::Escape
-            }
-        );
-        assert_eq!(
-            fault(r#""\udc00""#, Check::Json).fault,
-            Fault::LoneSurrogate
-        );
-        assert_eq!(
-            fault(r#""\ud800x""#, Check::Json).fault,
-            Fault::EndOfHexEscape
-        );
-        assert_eq!(
-            fault(r#""\ud800\u0041""#, Check::Json).fault,
-            Fault::LoneSurrogate
-        );
-        assert_eq!(fault(r#""\u12zz""#, Check::Json).fault, Fault::Escape);
-        assert_eq!(fault(r#""\u12""#, Check::Json).fault, Fault::Eof);
-        assert_eq!(
-            fault(r#""\/""#, Check::Canonical).fault,
-            Fault::NotCanonical
-        );
-        assert_eq!(
-            fault(r#""\u000A""#, Check::Canonical).fault,
-            Fault::NotCanonical
-        );
-        assert_eq!(
-            fault(r#""\u0041""#, Check::Canonical).fault,
-            Fault::NotCanonical
-        );
+        // (text, check, where the scan stops, why)
+        let faults = [
+            ("\"ab", Check::Json, 3, Fault::Eof),
+            ("\"a\u{1}\"", Check::Json, 3, Fault::Control),
+            (r#""\q""#, Check::Json, 3, Fault::Escape),
+            (r#""\udc00""#, Check::Json, 7, Fault::LoneSurrogate),
+            (r#""\ud800x""#, Check::Json, 8, Fault::EndOfHexEscape),
+            (r#""\ud800\u0041""#, Check::Json, 13, Fault::LoneSurrogate),
+            (r#""\u12zz""#, Check::Json, 7, Fault::Escape),
+            (r#""\u12""#, Check::Json, 6, Fault::Eof),
+            (r#""\/""#, Check::Canonical, 3, Fault::NotCanonical),
+            (r#""\u000A""#, Check::Canonical, 7, Fault::NotCanonical),
+            (r#""\u0041""#, Check::Canonical, 7, Fault::NotCanonical),
+        ];
+        for (text, check, at, fault) in faults {
+            assert_eq!(scan(text, check), Err(StringError { at, fault }), "{text}");
+        }
         assert!(scan(r#""\u001f\n""#, Check::Canonical).is_ok());
         assert_eq!(decode(r"a\tb").unwrap(), "a\tb");
         assert!(decode(r"a\").is_err());

@@ -367,13 +367,8 @@ impl<'a> Iterator for Members<'a> {
     type Item = Result<Member<'a>, MalformedText>;
 
     fn next(&mut self) -> Option<Self::Item> {
-        if self.done {
-            return None;
-        }
-        let item = self.step();
-        if item.is_err() {
-            self.done = true;
-        }
+        let item = (!self.done).then(|| self.step())?;
+        self.done |= item.is_err();
         Some(item)
     }
 }
@@ -405,13 +400,8 @@ impl<'a> Iterator for Elements<'a> {
     type Item = Result<Val<'a>, MalformedText>;
 
     fn next(&mut self) -> Option<Self::Item> {
-        if self.done {
-            return None;
-        }
-        let item = self.step();
-        if item.is_err() {
-            self.done = true;
-        }
+        let item = (!self.done).then(|| self.step())?;
+        self.done |= item.is_err();
         Some(item)
     }
 }

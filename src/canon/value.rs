@@ -198,6 +198,18 @@ fn itoa(n: impl fmt::Display) -> String {
 number_from_integer!(i8 i16 i32 i64 i128 isize u8 u16 u32 u64 u128 usize);
 
 impl Value {
+    /// The value's JSON type, for messages: `null`, `a boolean`, `a number`, `a string`,
+    /// `an array`, `an object`.
+    pub fn type_name(&self) -> &'static str {
+        match self {
+            Value::Null => "null",
+            Value::Bool(_) => "a boolean",
+            Value::Number(_) => "a number",
+            Value::String(_) => "a string",
+            Value::Array(_) => "an array",
+            Value::Object(_) => "an object",
+        }
+    }
     /// True for `null`.
     pub fn is_null(&self) -> bool {
         matches!(self, Value::Null)
@@ -393,7 +405,7 @@ impl ValueIndex for usize {
         v.as_array_mut()?.get_mut(*self)
     }
     fn index_or_insert<'v>(&self, v: &'v mut Value) -> &'v mut Value {
-        let found = type_name(v);
+        let found = v.type_name();
         match v {
             Value::Array(items) => {
                 let len = items.len();
@@ -417,7 +429,7 @@ impl ValueIndex for str {
         if v.is_null() {
             *v = Value::Object(Map::new());
         }
-        let found = type_name(v);
+        let found = v.type_name();
         match v {
             Value::Object(members) => members.entry(self.to_owned()).or_insert(Value::Null),
             _ => panic!("cannot index {found} with the string {self:?}"),
@@ -446,18 +458,6 @@ impl<T: ValueIndex + ?Sized> ValueIndex for &T {
     }
     fn index_or_insert<'v>(&self, v: &'v mut Value) -> &'v mut Value {
         (**self).index_or_insert(v)
-    }
-}
-
-/// A JSON type name, for messages.
-fn type_name(v: &Value) -> &'static str {
-    match v {
-        Value::Null => "null",
-        Value::Bool(_) => "a boolean",
-        Value::Number(_) => "a number",
-        Value::String(_) => "a string",
-        Value::Array(_) => "an array",
-        Value::Object(_) => "an object",
     }
 }
 
