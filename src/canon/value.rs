@@ -665,7 +665,9 @@ impl From<serde_json::Value> for Value {
 impl<'de> serde::Deserialize<'de> for Value {
     /// Any self-describing format's value: numbers from `u64`, `i64`, `u128`, `i128` (exact)
     /// and `f64` (its canonical form; a double that is not finite is an error), maps with
-    /// string keys (a key given twice is an error, as in [`super::parse`]).
+    /// string keys (a key given twice is an error, as in [`super::parse`]). A number is as
+    /// exact as the format hands it over: `serde_json` gives a double for an integer beyond
+    /// 64 bits, so read JSON text with [`super::parse`], which keeps every digit.
     fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
         deserializer.deserialize_any(ValueVisitor)
     }
@@ -750,5 +752,81 @@ impl<'de> serde::de::Visitor<'de> for ValueVisitor {
             }
         }
         Ok(Value::Object(members))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::canon::parse_str;
+
+    #[test]
+    fn reads_like_serde_json_value() {
+        let mut v = parse_str(r#"{"a":[1,{"b":"x"}],"n":null,"t":true,"f":-2.5}"#).unwrap();
+        assert_eq!(v["a"][1]["b"], "x");
+        assert_eq!(v["missing"]["deeper"][3], Value::Null);
+        assert_eq!(v.get("a").and_then(|a| a.get(0)), Some(&Value::from(1)));
+        assert_eq!(v.pointer("/a/1/b"), Some(&Value::from("x")));
+        assert_eq!(v.pointer("/a/01"), None);
+        assert_eq!(v.pointer("a"), None);
+        assert_eq!(v.pointer(""), Some(&v.clone()));
+        assert!(v["n"].is_null() && v["t"] == true && v["f"] == -2.5);
+        assert_eq!(v["f"].as_f64(), Some(-2.5));
+        assert_eq!(v["f"].as_i64(), None);
+        v["new"]["inner"] = Value::from(3);
+        *v.pointer_mut("/a/0").unwrap() = "y".into();
+        assert_eq!(
+            v.to_string(),
+            r#"{"a":["y",{"b":"x"}],"f":-2.5,"n":null,"new":{"inner":3},"t":true}"#
+        );
+        assert_eq!(v.get_mut("t").map(Value::take), Some(Value::Bool(true)));
+        assert_eq!(v["t"], Value::Null);
+        assert_eq!(format!("{:#}", parse_str("[1]").unwrap()), "[\n  1\n]");
+        assert_eq!("[1, 2]".parse::<Value>().unwrap(), Value::from(vec![1, 2]));
+        assert_eq!(
+            [("b", 1), ("a", 2)]
+                .into_iter()
+                .collect::<Value>()
+                .to_string(),
+            r#"{"a":2,"b":1}"#
+        );
+    }
+
+    #[test]
+    fn converts_from_serde_json_exactly() {
+        let v = serde_json::json!({"u": u64::MAX, "i": i64::MIN, "f": 1e30, "g": 0.1, "s": "é"});
+        assert_eq!(
+            Value::from(v).to_string(),
+            r#"{"f":1e+30,"g":0.1,"i":-9223372036854775808,"s":"é","u":18446744073709551615}"#
+        );
+    }
+
+    #[test]
+    fn deserializes_from_self_describing_formats() {
+        let v: Value = serde_json::from_str(r#"{"a":[1,-2,1.50,"x",null,true]}"#).unwrap();
+        assert_eq!(v, parse_str(r#"{"a":[1,-2,1.5,"x",null,true]}"#).unwrap());
+        let e = serde_json::from_str::<Value>(r#"{"a":1,"a":2}"#).unwrap_err();
+        assert!(
+            e.to_string().starts_with("duplicate member name \"a\""),
+            "{e}"
+        );
+        let t: Value = toml::from_str("big = 9007199254740993\nf = 0.5").unwrap();
+        assert_eq!(t.to_string(), r#"{"big":9007199254740993,"f":0.5}"#);
+    }
+
+    #[test]
+    fn small_and_large_numbers_hold_their_text() {
+        for text in [
+            "0",
+            "-1",
+            "1e+30",
+            "1234567890123456789012",
+            "12345678901234567890123",
+        ] {
+            let n: Number = text.parse().unwrap();
+            assert_eq!(n.as_str(), text);
+            assert_eq!(n, Number::from_canonical(text));
+        }
+        assert_eq!(format!("{:?}", Number::from(7)), "Number(7)");
     }
 }
