@@ -464,7 +464,12 @@ fn classify<'v>(value: &'v Value, rules: &KeyRules, shape: &[PatternSegment]) ->
             Kind::Object(members)
         }
         Value::Array(items) if !items.is_empty() => {
-            let (items, leaves): (Vec<(Segment, &Value)>, bool) = match rules.mode(shape) {
+            let mode = rules.mode(shape);
+            // Keys that are not unique make the array opaque (as the diff stores it).
+            if mode == ArrayMode::Opaque || !diff::unique_elements(items, &mode) {
+                return Kind::Leaf;
+            }
+            let (items, leaves): (Vec<(Segment, &Value)>, bool) = match mode {
                 ArrayMode::Opaque => return Kind::Leaf,
                 ArrayMode::Keyed(fields) => (
                     items
@@ -481,12 +486,6 @@ fn classify<'v>(value: &'v Value, rules: &KeyRules, shape: &[PatternSegment]) ->
                     true,
                 ),
             };
-            // Keys that are not unique make the array opaque (as the diff stores it).
-            let mut texts: Vec<String> = items.iter().map(|(s, _)| s.to_string()).collect();
-            texts.sort_unstable();
-            if texts.windows(2).any(|w| w[0] == w[1]) {
-                return Kind::Leaf;
-            }
             Kind::Elements { items, leaves }
         }
         _ => Kind::Leaf,

@@ -140,6 +140,12 @@ fn sort_texts(items: &[Value], mode: &ArrayMode<'_>) -> Vec<Vec<u8>> {
         .collect()
 }
 
+/// True when the elements of an ordered array have distinct sort texts (keys, or set
+/// elements, unique): only then is it diffed element by element.
+pub(crate) fn unique_elements(items: &[Value], mode: &ArrayMode<'_>) -> bool {
+    arrange_texts(&sort_texts(items, mode)) != Arrangement::NotUnique
+}
+
 /// The canonical order of elements whose sort texts are `texts`.
 fn arrange_texts(texts: &[Vec<u8>]) -> Arrangement {
     canon::arrange(texts.len(), |i| {
