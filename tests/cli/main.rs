@@ -22,6 +22,7 @@ mod test_hostile;
 mod test_ingest;
 mod test_man;
 mod test_mv;
+mod test_numbers;
 mod test_readme;
 mod test_sql_lockdown;
 mod test_tamper;
