@@ -44,6 +44,10 @@ impl<'a> Record<'a> {
             doc: None,
         };
         for (name, text) in canon::object_members(line)? {
+            // `null` is no value, for the document too: `"doc": null` is no "doc".
+            if text == "null" {
+                continue;
+            }
             let slot = match name.as_str() {
                 "doc" => {
                     record.doc = Some(text);
