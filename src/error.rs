@@ -71,9 +71,14 @@ pub enum Error {
         /// The limit ([`crate::canon::MAX_DEPTH`]).
         max: usize,
     },
-    /// An RFC 6902 patch that is malformed or fails.
-    #[error("{0}")]
-    Patch(String),
+    /// An RFC 6902 patch that does not apply to the document.
+    #[error("{key}: {source}")]
+    Patch {
+        /// The document.
+        key: String,
+        /// The operation that failed.
+        source: crate::patch::PatchError,
+    },
     /// A rule that cannot be declared or removed.
     #[error(transparent)]
     Rule(#[from] RuleError),

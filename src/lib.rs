@@ -16,6 +16,14 @@
 #![warn(missing_docs)]
 #![cfg_attr(test, allow(clippy::unwrap_used))]
 
+/// `serde_json::json!`, converted to a [`canon::Value`]: for the library's own tests.
+#[cfg(test)]
+macro_rules! json {
+    ($($t:tt)+) => {
+        $crate::canon::Value::from(serde_json::json!($($t)+))
+    };
+}
+
 mod asof;
 pub mod blame;
 pub mod canon;
@@ -29,6 +37,7 @@ mod history;
 pub mod import;
 mod log;
 pub mod model;
+pub mod patch;
 pub mod path;
 mod rename;
 mod replay;

@@ -1,8 +1,8 @@
 //! The vocabulary of the log: actors, keys, operations and change records.
 
+use crate::canon::Value;
 use crate::path::DocPath;
 use crate::time::Timestamp;
-use serde_json::Value;
 use std::fmt;
 
 /// Who made a write: `kind:name` (`user:maria`, `job:nightly-reprice`, `poller:acme`).
@@ -209,8 +209,8 @@ impl ChangeText {
     }
 
     /// The change with its values parsed.
-    pub fn to_change(&self) -> Result<Change, serde_json::Error> {
-        let value = |t: &Option<String>| t.as_deref().map(serde_json::from_str).transpose();
+    pub fn to_change(&self) -> Result<Change, crate::canon::ParseError> {
+        let value = |t: &Option<String>| t.as_deref().map(crate::canon::parse_str).transpose();
         Ok(Change {
             path: self.path.clone(),
             op: self.op,

@@ -98,7 +98,7 @@ pub fn cmd_apply(ui: &mut Ui, env: &Env, args: &ApplyArgs) -> Result<(), CliErro
     let opts = env.tx_options(&args.write, "write")?;
     let (name, bytes) = read_input(Some(&args.file), env)?;
     let value = parse_json(&name, &bytes)?;
-    let patch: json_patch::Patch = serde_json::from_value(value)
+    let patch = hist::patch::Patch::from_value(&value)
         .map_err(|e| CliError::user(format!("{name} is not an RFC 6902 patch: {e}")))?;
     let mut repo = env.repo()?;
     let mut txn = repo.begin(opts)?;

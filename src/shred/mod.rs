@@ -47,6 +47,7 @@ mod seal;
 pub(crate) use keys::Keys;
 pub use seal::{FORGOTTEN, RAW_MAGIC, SEALED, forgotten_marker};
 
+use crate::canon::Value;
 use crate::error::{Error, Result};
 use crate::model::{Change, TxInfo};
 use crate::path::{DocPath, PathPattern, PatternSegment};
@@ -55,7 +56,6 @@ use crate::rules::{Rule, RuleKind, glob_matches};
 use crate::store::Store;
 use crate::store::objects::Objects;
 use keys::Secret;
-use serde_json::Value;
 use std::ops::ControlFlow;
 use std::path::{Path, PathBuf};
 

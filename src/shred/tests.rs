@@ -6,7 +6,6 @@ use super::*;
 use crate::model::Actor;
 use crate::path::PathPattern;
 use crate::time::{Timestamp, When};
-use serde_json::json;
 
 const ALICE_EMAIL: &str = "alice.unique@example.com";
 const ALICE_NAME: &str = "Alice Uniquename";

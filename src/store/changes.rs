@@ -226,7 +226,7 @@ impl Store {
         // The ancestors and the path itself, as one list (an `OR` would cost the index).
         let mut exact: Vec<String> = path.ancestors().iter().map(ToString::to_string).collect();
         exact.push(text.clone());
-        let exact = serde_json::to_string(&exact).unwrap_or_else(|_| "[]".into());
+        let exact = exact.iter().collect::<crate::canon::Value>().to_string();
         let mut rows = stmt.query(params![key_id, ancestors, text, after, upto, exact])?;
         let mut out = Vec::new();
         while let Some(r) = rows.next()? {
@@ -381,7 +381,10 @@ pub(super) const PATH_MATCH: &str = "(c.path IN (SELECT value FROM json_each(?2)
 pub(super) fn path_args(path: &DocPath) -> (String, String) {
     let ancestors: Vec<String> = path.ancestors().iter().map(ToString::to_string).collect();
     (
-        serde_json::to_string(&ancestors).unwrap_or_else(|_| "[]".into()),
+        ancestors
+            .iter()
+            .collect::<crate::canon::Value>()
+            .to_string(),
         path.to_string(),
     )
 }

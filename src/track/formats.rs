@@ -13,7 +13,7 @@
 //! kept apart (as an object), so nothing here needs to be reversible.
 
 use crate::canon::{self, ObjectId};
-use serde_json::{Map, Value};
+use crate::canon::{Map, Value};
 
 /// How a tracked file is read.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -95,14 +95,13 @@ pub fn parse_file(key: &str, bytes: &[u8]) -> Result<Value, FileParseError> {
         let (line, column) = line_column(bytes, e.valid_up_to());
         fail(line, column, "the file is not UTF-8 text".to_owned())
     })?;
-    let value = match format {
+    match format {
         Format::Toml => parse_toml(text).map_err(|(at, msg)| {
             let (line, column) = line_column(text.as_bytes(), at);
             fail(line, column, msg)
-        })?,
-        _ => parse_yaml(text).map_err(|(line, column, msg)| fail(line, column, msg))?,
-    };
-    canon::normalize(value).map_err(|e| fail(1, 1, e.to_string()))
+        }),
+        _ => parse_yaml(text).map_err(|(line, column, msg)| fail(line, column, msg)),
+    }
 }
 
 /// The value of a file whose bytes are not UTF-8 text.
@@ -211,7 +210,6 @@ fn first_line(message: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use serde_json::json;
 
     #[test]
     fn formats_by_extension() {
