@@ -182,7 +182,7 @@ impl Change {
 }
 
 /// A [`Change`] with its values as canonical JSON text ([`crate::canon`]), as a write records
-/// it: what [`Commit`](crate::Commit) returns, so that a large snapshot's changes are never
+/// it: what [`Written`](crate::Written) returns, so that a large snapshot's changes are never
 /// parsed into trees unless a caller asks ([`ChangeText::to_change`]).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ChangeText {

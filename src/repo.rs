@@ -117,7 +117,7 @@ impl Repo {
             keys: crate::shred::Keys::new(dir.join("keys.db")),
             store,
         };
-        crate::shred::on_open(&repo, create)?;
+        crate::shred::on_open(&repo.keys, &repo.store, create)?;
         Ok(repo)
     }
 

@@ -53,13 +53,13 @@ fn nesting(value: &Value) -> usize {
 pub enum PutOutcome {
     /// Equal to the last snapshot: only a check is recorded.
     Unchanged,
-    /// This many changes were recorded ([`Commit::changes`] lists them).
+    /// This many changes were recorded ([`Written::changes`] lists them).
     Changed(usize),
 }
 
-/// The result of a commit.
+/// What a committed transaction wrote ([`Txn::commit`]).
 #[derive(Clone, Debug, Default)]
-pub struct Commit {
+pub struct Written {
     /// The transaction, or `None` when nothing changed (nothing was recorded).
     pub tx: Option<TxInfo>,
     /// Every change, with its key, in order; personal values unsealed.
@@ -535,7 +535,7 @@ impl Txn<'_> {
     }
 
     /// Commits everything as one transaction. Nothing is recorded when nothing changed.
-    pub fn commit(self) -> Result<Commit> {
+    pub fn commit(self) -> Result<Written> {
         let Txn {
             write,
             rules,
@@ -584,7 +584,7 @@ impl Txn<'_> {
         if renames_changed {
             *renames = store.renames()?;
         }
-        Ok(Commit {
+        Ok(Written {
             tx: record_tx.then_some(info),
             changes: committed.changes,
             checks: checked,

@@ -4,6 +4,8 @@
 
 use super::*;
 use crate::model::Actor;
+use crate::repo::{Repo, TxOptions};
+use std::path::{Path, PathBuf};
 use crate::path::PathPattern;
 use crate::time::{Timestamp, When};
 

@@ -14,6 +14,7 @@
 
 use crate::canon::{self, ObjectId};
 use crate::canon::{Map, Value};
+use crate::error::FileParseError;
 
 /// How a tracked file is read.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -53,22 +54,6 @@ impl Format {
             Format::Opaque => "text",
         }
     }
-}
-
-/// A tracked file whose content does not parse in its format.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("{file} is not valid {format} (line {line}, column {column}): {message}")]
-pub struct FileParseError {
-    /// The file's key (its path relative to the repository root).
-    pub file: String,
-    /// `JSON`, `TOML` or `YAML`.
-    pub format: &'static str,
-    /// 1-based line.
-    pub line: usize,
-    /// 1-based column (in characters).
-    pub column: usize,
-    /// What is wrong.
-    pub message: String,
 }
 
 /// Reads the bytes of the file `key` into the JSON model.

@@ -1,8 +1,8 @@
 //! Tests of `Repo::diff`: the changes between two moments, and as an RFC 6902 patch.
+use hist::canon::Value;
 use hist::path::{DocPath, PathPattern};
 use hist::rules::RuleKind;
 use hist::{Actor, Op, Repo, Timestamp, TxOptions, When};
-use hist::canon::Value;
 
 /// 2026-01-01T00:00:00Z
 const T0: i64 = 1_767_225_600_000_000;
