@@ -266,8 +266,11 @@ impl Feed {
 }
 
 /// A feed document with its items in `id` order (hist stores keyed arrays in key order).
-fn by_id(mut doc: Value) -> Value {
-    if let Some(items) = doc.get_mut("items").and_then(Value::as_array_mut) {
+fn by_id(mut doc: hist::canon::Value) -> hist::canon::Value {
+    if let Some(items) = doc
+        .get_mut("items")
+        .and_then(hist::canon::Value::as_array_mut)
+    {
         items.sort_by_key(|e| e["id"].as_u64());
     }
     doc
@@ -720,7 +723,7 @@ fn vs_audit(table: &mut Table) {
                 Timestamp(micros(BASE)),
             ))
             .expect("begin");
-        txn.put(&format!("customer/{id}"), doc).expect("put");
+        txn.put(&format!("customer/{id}"), doc.into()).expect("put");
         txn.commit().expect("commit");
     }
     repo.commit_batch().expect("batch");
@@ -753,8 +756,12 @@ fn vs_audit(table: &mut Table) {
                 Timestamp(micros(*at)),
             ))
             .expect("begin");
-        txn.set(&format!("customer/{id}"), path_of(field), value.clone())
-            .expect("set");
+        txn.set(
+            &format!("customer/{id}"),
+            path_of(field),
+            value.clone().into(),
+        )
+        .expect("set");
         txn.commit().expect("commit");
     };
     let (synced_writes, batched_writes) = writes.split_at(synced as usize);
@@ -826,19 +833,23 @@ fn vs_audit(table: &mut Table) {
             a_audit.push(t.elapsed());
             if round == 0 {
                 // hist also lists the initial value (the put); the trigger saw no insert.
-                let changes: Vec<(i64, Value, Value)> = ours
+                let changes: Vec<(i64, hist::canon::Value, hist::canon::Value)> = ours
                     .iter()
                     .filter(|e| e.old.is_some())
                     .map(|e| {
                         (
                             e.tx.at.0,
-                            e.old.clone().unwrap_or(Value::Null),
-                            e.new.clone().unwrap_or(Value::Null),
+                            e.old.clone().unwrap_or_default(),
+                            e.new.clone().unwrap_or_default(),
                         )
                     })
                     .collect();
-                assert_eq!(changes, theirs, "history of {key} {field}");
-                assert_eq!(ours_then, Some(theirs_then), "{key} at {at}");
+                let theirs_changes: Vec<(i64, hist::canon::Value, hist::canon::Value)> = theirs
+                    .iter()
+                    .map(|(at, old, new)| (*at, old.clone().into(), new.clone().into()))
+                    .collect();
+                assert_eq!(changes, theirs_changes, "history of {key} {field}");
+                assert_eq!(ours_then, Some(theirs_then.into()), "{key} at {at}");
                 entries += theirs.len();
             }
         }
@@ -918,7 +929,7 @@ fn scale_history(table: &mut Table) {
         let mut txn = repo
             .begin(TxOptions::new(actor.clone(), "write", Timestamp(start)))
             .expect("begin");
-        txn.put(&key, Value::Object(doc)).expect("put");
+        txn.put(&key, Value::Object(doc).into()).expect("put");
         txn.commit().expect("commit");
         for i in 1..n as i64 {
             if i % 100 == 0 {
@@ -929,10 +940,10 @@ fn scale_history(table: &mut Table) {
                 .begin(TxOptions::new(actor.clone(), "write", Timestamp(start + i)))
                 .expect("begin");
             if i % (n as i64 / 10) == 0 {
-                txn.set(&key, &plan, json!(format!("plan {i}")))
+                txn.set(&key, &plan, format!("plan {i}").into())
                     .expect("set");
             } else {
-                txn.set(&key, &price, json!(i)).expect("set");
+                txn.set(&key, &price, i.into()).expect("set");
             }
             txn.commit().expect("commit");
         }

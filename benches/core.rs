@@ -27,7 +27,8 @@ fn fill(repo: &mut Repo, key: &str, n: i64, start: i64, batch: i64) {
     let base: serde_json::Map<String, serde_json::Value> = (0..40)
         .map(|i| (format!("field{i}"), json!(format!("value number {i}"))))
         .collect();
-    txn.put(key, serde_json::Value::Object(base)).expect("put");
+    txn.put(key, serde_json::Value::Object(base).into())
+        .expect("put");
     txn.commit().expect("commit");
     for i in 1..n {
         if batch > 1 && i % batch == 1 {
@@ -37,7 +38,7 @@ fn fill(repo: &mut Repo, key: &str, n: i64, start: i64, batch: i64) {
         let mut txn = repo
             .begin(TxOptions::new(actor.clone(), "write", Timestamp(start + i)))
             .expect("begin");
-        txn.set(key, &path, json!(i)).expect("set");
+        txn.set(key, &path, i.into()).expect("set");
         txn.commit().expect("commit");
     }
     repo.commit_batch().expect("commit batch");

@@ -102,11 +102,10 @@ fn declare_rules(repo: &mut Repo) {
 }
 
 /// A document of a realistic size for field writes: 40 fields of short text.
-fn forty_fields() -> Value {
+fn forty_fields() -> hist::canon::Value {
     (0..40)
-        .map(|i| (format!("field{i}"), json!(format!("value number {i}"))))
-        .collect::<serde_json::Map<_, _>>()
-        .into()
+        .map(|i| (format!("field{i}"), format!("value number {i}")))
+        .collect()
 }
 
 fn actor() -> Actor {
@@ -257,7 +256,7 @@ mod write {
             let mut txn = repo
                 .begin(TxOptions::new(actor(), "write", Timestamp(n)))
                 .expect("begin");
-            txn.set("customer/1", &path, json!(n)).expect("set");
+            txn.set("customer/1", &path, n.into()).expect("set");
             txn.commit().expect("commit")
         });
         repo.commit_batch().expect("commit batch");
@@ -283,7 +282,7 @@ mod read {
             let mut txn = repo
                 .begin(TxOptions::new(actor(), "write", Timestamp(n)))
                 .expect("begin");
-            txn.set("doc", &field, json!(n)).expect("set");
+            txn.set("doc", &field, n.into()).expect("set");
             txn.commit().expect("commit");
         }
         repo.commit_batch().expect("commit batch");

@@ -6,6 +6,7 @@
 //! how many changes any read replays, however long the history. Changes are replayed on
 //! the stored canonical text ([`crate::replay`]) wherever they can be, on values otherwise.
 
+use crate::canon::Value;
 use crate::canon::{self, ObjectId};
 use crate::diff;
 use crate::error::{Error, Result};
@@ -15,7 +16,6 @@ use crate::repo::Repo;
 use crate::retention::Compaction;
 use crate::store::{Order, ReadPlan, Side, parse_stored};
 use crate::time::When;
-use serde_json::Value;
 
 /// A document as of some point.
 #[derive(Clone, Debug, PartialEq)]

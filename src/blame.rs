@@ -42,6 +42,7 @@
 //! (`Setter::compacted`).
 
 use crate::canon;
+use crate::canon::Value;
 use crate::diff::{self, element_key};
 use crate::error::{Error, Result};
 use crate::model::{Op, TxInfo};
@@ -50,7 +51,6 @@ use crate::repo::Repo;
 use crate::rules::{ArrayMode, KeyRules, shape_of};
 use crate::store::stored_path;
 use crate::time::When;
-use serde_json::Value;
 use std::collections::HashMap;
 
 /// The answer of [`Repo::blame`]: every leaf of a document (or of a subtree) with its
@@ -384,7 +384,10 @@ impl PathMap {
         }
         if op == Op::Move {
             let from = moved_from
-                .and_then(|t| serde_json::from_str::<String>(t).ok())
+                .and_then(|t| match canon::parse_str(t) {
+                    Ok(Value::String(s)) => Some(s),
+                    _ => None,
+                })
                 .and_then(|t| DocPath::parse(&t).ok())
                 .ok_or_else(|| Error::Corrupt(format!("the move at {recorded} names no source")))?;
             self.renames.push((from, recorded.clone(), tx));
@@ -438,7 +441,12 @@ fn classify<'v>(value: &'v Value, rules: &KeyRules, shape: &[PatternSegment]) ->
             Kind::Object(members)
         }
         Value::Array(items) if !items.is_empty() => {
-            let (items, leaves): (Vec<(Segment, &Value)>, bool) = match rules.mode(shape) {
+            let mode = rules.mode(shape);
+            // Keys that are not unique make the array opaque (as the diff stores it).
+            if mode == ArrayMode::Opaque || !diff::unique_elements(items, &mode) {
+                return Kind::Leaf;
+            }
+            let (items, leaves): (Vec<(Segment, &Value)>, bool) = match mode {
                 ArrayMode::Opaque => return Kind::Leaf,
                 ArrayMode::Keyed(fields) => (
                     items
@@ -455,12 +463,6 @@ fn classify<'v>(value: &'v Value, rules: &KeyRules, shape: &[PatternSegment]) ->
                     true,
                 ),
             };
-            // Keys that are not unique make the array opaque (as the diff stores it).
-            let mut texts: Vec<String> = items.iter().map(|(s, _)| s.to_string()).collect();
-            texts.sort_unstable();
-            if texts.windows(2).any(|w| w[0] == w[1]) {
-                return Kind::Leaf;
-            }
             Kind::Elements { items, leaves }
         }
         _ => Kind::Leaf,
@@ -716,7 +718,6 @@ impl Printer<'_> {
 mod tests {
     use super::*;
     use crate::rules::{Rule, RuleKind};
-    use serde_json::json;
 
     fn rules() -> KeyRules {
         let rule = |id, pattern: &str, kind| Rule {

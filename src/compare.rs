@@ -1,13 +1,13 @@
 //! Comparing a document at two moments: [`Repo::diff`], and the result as an RFC 6902
 //! JSON Patch ([`DocDiff::to_json_patch`]).
 
+use crate::canon::Value;
 use crate::error::{Error, Result};
 use crate::model::Change;
 use crate::repo::Repo;
 use crate::retention::Compaction;
 use crate::store::parse_stored;
 use crate::time::When;
-use serde_json::Value;
 
 /// The changes to one document between two moments ([`Repo::diff`]).
 #[derive(Clone, Debug, PartialEq)]

@@ -12,11 +12,10 @@
 //! [`canonicalize`] puts keyed arrays and sets in their canonical order (by the canonical
 //! text of the element's key, or of the element itself), so a reordered list is unchanged.
 
-use crate::canon;
+use crate::canon::{self, Arrangement, ArrayMode, Map, SortText, Value};
 use crate::model::{Change, Op};
 use crate::path::{DocPath, PatternSegment, Segment};
-use crate::rules::{ArrayMode, KeyRules};
-use serde_json::{Map, Value};
+use crate::rules::KeyRules;
 
 /// The changes between two versions, and what the diff had to warn about.
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -54,16 +53,9 @@ pub enum ApplyError {
     BadMove(String),
 }
 
-/// A JSON type name, for messages.
+/// A JSON type name, for messages ([`Value::type_name`]).
 pub fn type_name(v: &Value) -> &'static str {
-    match v {
-        Value::Null => "null",
-        Value::Bool(_) => "a boolean",
-        Value::Number(_) => "a number",
-        Value::String(_) => "a string",
-        Value::Array(_) => "an array",
-        Value::Object(_) => "an object",
-    }
+    v.type_name()
 }
 
 /// The key of a keyed-array element: the values of `fields` (missing fields are `null`).
@@ -81,7 +73,7 @@ fn find_keyed(items: &[Value], key: &[(String, Value)]) -> Option<usize> {
         match search_keyed(items, key) {
             Ok(i) => return Some(i),
             Err(_) => {
-                let fields: Vec<&str> = key.iter().map(|(f, _)| f.as_str()).collect();
+                let fields: Vec<String> = key.iter().map(|(f, _)| f.clone()).collect();
                 if keyed_sorted(items, &fields) {
                     return None;
                 }
@@ -94,10 +86,14 @@ fn find_keyed(items: &[Value], key: &[(String, Value)]) -> Option<usize> {
 /// Binary search of a keyed array assumed to be in canonical order: `Ok` with the index of
 /// the element `key` names, or `Err` with where it would go.
 fn search_keyed(items: &[Value], key: &[(String, Value)]) -> Result<usize, usize> {
-    let fields: Vec<&str> = key.iter().map(|(f, _)| f.as_str()).collect();
+    let fields: Vec<String> = key.iter().map(|(f, _)| f.clone()).collect();
+    let mode = ArrayMode::Keyed(&fields);
     let target = key_sort_text(key);
     let mut buf = Vec::new();
-    let i = items.partition_point(|e| keyed_sort_bytes(e, &fields, &mut buf) < target.as_bytes());
+    let i = items.partition_point(|e| {
+        canon::write_sort_text(e, &mode, &mut buf);
+        buf < target
+    });
     if items.get(i).is_some_and(|e| key_matches(e, key)) {
         Ok(i)
     } else {
@@ -106,10 +102,11 @@ fn search_keyed(items: &[Value], key: &[(String, Value)]) -> Result<usize, usize
 }
 
 /// True when the elements of `items` are in canonical keyed order (strictly ascending).
-fn keyed_sorted(items: &[Value], fields: &[&str]) -> bool {
+fn keyed_sorted(items: &[Value], fields: &[String]) -> bool {
+    let mode = ArrayMode::Keyed(fields);
     let (mut prev, mut cur) = (Vec::new(), Vec::new());
     for (n, e) in items.iter().enumerate() {
-        keyed_sort_bytes(e, fields, &mut cur);
+        canon::write_sort_text(e, &mode, &mut cur);
         if n > 0 && prev >= cur {
             return false;
         }
@@ -124,47 +121,36 @@ fn key_matches(elem: &Value, key: &[(String, Value)]) -> bool {
         .all(|(f, v)| elem.get(f).unwrap_or(&Value::Null) == v)
 }
 
-/// [`keyed_sort_text`] written into `buf` (reused between calls), as bytes.
-fn keyed_sort_bytes<'b>(elem: &Value, fields: &[&str], buf: &'b mut Vec<u8>) -> &'b [u8] {
-    buf.clear();
-    buf.push(b'[');
-    for (i, f) in fields.iter().enumerate() {
-        if i > 0 {
-            buf.push(b',');
-        }
-        canon::write_canonical(elem.get(f).unwrap_or(&Value::Null), buf);
-    }
-    buf.push(b']');
-    buf
+/// The sort text of the element `key` names (see [`canon::order`]).
+fn key_sort_text(key: &[(String, Value)]) -> Vec<u8> {
+    let mut out = Vec::new();
+    canon::write_key_values(key.iter().map(|(_, v)| v), &mut out);
+    out
 }
 
-/// The canonical sort text of a keyed element: the canonical JSON array of its key values.
-fn keyed_sort_text(elem: &Value, fields: &[String]) -> String {
-    let fields: Vec<&str> = fields.iter().map(String::as_str).collect();
-    let mut buf = Vec::new();
-    keyed_sort_bytes(elem, &fields, &mut buf);
-    String::from_utf8(buf).unwrap_or_default()
-}
-
-fn key_sort_text(key: &[(String, Value)]) -> String {
-    canon::to_canonical_string(&Value::Array(key.iter().map(|(_, v)| v.clone()).collect()))
-}
-
-/// Sort texts of every element, or `None` when two elements share one (not unique).
-fn unique_sort_texts(items: &[Value], mode: &ArrayMode<'_>) -> Option<Vec<String>> {
-    let texts: Vec<String> = items
+/// The sort text of every element of an ordered array.
+fn sort_texts(items: &[Value], mode: &ArrayMode<'_>) -> Vec<Vec<u8>> {
+    items
         .iter()
-        .map(|e| match mode {
-            ArrayMode::Keyed(fields) => keyed_sort_text(e, fields),
-            _ => canon::to_canonical_string(e),
+        .map(|e| {
+            let mut text = Vec::new();
+            canon::write_sort_text(e, mode, &mut text);
+            text
         })
-        .collect();
-    let mut sorted: Vec<&String> = texts.iter().collect();
-    sorted.sort_unstable();
-    if sorted.windows(2).any(|w| w[0] == w[1]) {
-        return None;
-    }
-    Some(texts)
+        .collect()
+}
+
+/// True when the elements of an ordered array have distinct sort texts (keys, or set
+/// elements, unique): only then is it diffed element by element.
+pub(crate) fn unique_elements(items: &[Value], mode: &ArrayMode<'_>) -> bool {
+    arrange_texts(&sort_texts(items, mode)) != Arrangement::NotUnique
+}
+
+/// The canonical order of elements whose sort texts are `texts`.
+fn arrange_texts(texts: &[Vec<u8>]) -> Arrangement {
+    canon::arrange(texts.len(), |i| {
+        SortText::whole(texts.get(i).map_or(&[][..], Vec::as_slice))
+    })
 }
 
 /// Orders keyed arrays and sets of `doc` canonically, in place. Arrays whose keys are not
@@ -219,14 +205,18 @@ fn canonicalize_at(
                 }
                 shape.pop();
             }
-            let Some(texts) = unique_sort_texts(items, &mode) else {
-                warnings.push(not_unique_warning(path, &mode));
-                return;
-            };
-            let mut pairs: Vec<(String, Value)> =
-                texts.into_iter().zip(std::mem::take(items)).collect();
-            pairs.sort_unstable_by(|a, b| a.0.cmp(&b.0));
-            *items = pairs.into_iter().map(|(_, v)| v).collect();
+            match arrange_texts(&sort_texts(items, &mode)) {
+                Arrangement::InOrder => {}
+                Arrangement::NotUnique => warnings.push(not_unique_warning(path, &mode)),
+                Arrangement::Reorder(order) => {
+                    let mut taken: Vec<Option<Value>> =
+                        std::mem::take(items).into_iter().map(Some).collect();
+                    *items = order
+                        .iter()
+                        .filter_map(|&i| taken.get_mut(i).and_then(Option::take))
+                        .collect();
+                }
+            }
         }
         _ => {}
     }
@@ -370,14 +360,14 @@ fn diff_elements(
     path: &mut DocPath,
     out: &mut Diff,
 ) -> bool {
-    let Some(new_texts) = unique_sort_texts(new, mode) else {
+    let new_texts = sort_texts(new, mode);
+    let new_order = arrange_texts(&new_texts);
+    if new_order == Arrangement::NotUnique {
         out.warnings.push(not_unique_warning(path, mode));
         return false;
-    };
-    let Some(old_texts) = unique_sort_texts(old, mode) else {
-        return false;
-    };
-    if !old_texts.is_sorted() || !new_texts.is_sorted() {
+    }
+    let old_texts = sort_texts(old, mode);
+    if arrange_texts(&old_texts) != Arrangement::InOrder || new_order != Arrangement::InOrder {
         return false;
     }
     shape.push(PatternSegment::AnyElement);
@@ -525,27 +515,11 @@ pub fn apply(doc: &mut Option<Value>, change: &Change) -> Result<(), ApplyError>
             } else {
                 find_keyed(items, key)
             };
-            let fields: Vec<&str> = key.iter().map(|(f, _)| f.as_str()).collect();
-            let mut buf = Vec::new();
-            apply_element(
-                items,
-                pos,
-                change,
-                at,
-                || key_sort_text(key),
-                |e| String::from_utf8_lossy(keyed_sort_bytes(e, &fields, &mut buf)).into_owned(),
-            )
+            apply_element(items, pos, last, change, at)
         }
         (Segment::Member(m), Value::Array(items)) => {
             let pos = items.iter().position(|e| e == m);
-            apply_element(
-                items,
-                pos,
-                change,
-                at,
-                || canon::to_canonical_string(m),
-                canon::to_canonical_string,
-            )
+            apply_element(items, pos, last, change, at)
         }
         (Segment::Field(_), _) => Err(ApplyError::WrongType {
             path: describe(parents),
@@ -595,19 +569,39 @@ fn apply_move(doc: &mut Option<Value>, change: &Change) -> Result<(), ApplyError
     apply(doc, &add)
 }
 
+/// Where the element `seg` names goes in an array in canonical order: after every element
+/// whose sort text (see [`canon::order`]) is smaller than its own.
+fn insertion_point(items: &[Value], seg: &Segment) -> usize {
+    let (target, fields) = match seg {
+        Segment::Keyed(key) => (
+            key_sort_text(key),
+            key.iter().map(|(f, _)| f.clone()).collect::<Vec<_>>(),
+        ),
+        Segment::Member(m) => (canon::to_canonical_string(m).into_bytes(), Vec::new()),
+        Segment::Field(_) => return 0,
+    };
+    let mode = match seg {
+        Segment::Keyed(_) => ArrayMode::Keyed(&fields),
+        _ => ArrayMode::Set,
+    };
+    let mut buf = Vec::new();
+    items.partition_point(|e| {
+        canon::write_sort_text(e, &mode, &mut buf);
+        buf < target
+    })
+}
+
 fn apply_element(
     items: &mut Vec<Value>,
     pos: Option<usize>,
+    seg: &Segment,
     change: &Change,
     at: String,
-    target_text: impl Fn() -> String,
-    mut elem_text: impl FnMut(&Value) -> String,
 ) -> Result<(), ApplyError> {
     match (change.op, pos) {
         (Op::Add, Some(_)) => Err(ApplyError::Exists(at)),
         (Op::Add | Op::Move, None) => {
-            let target = target_text();
-            let idx = items.partition_point(|e| elem_text(e) < target);
+            let idx = insertion_point(items, seg);
             items.insert(idx, change.new.clone().unwrap_or(Value::Null));
             Ok(())
         }
@@ -693,7 +687,7 @@ fn step_or_create<'a>(
             let idx = match items.iter().position(|e| key_matches(e, key)) {
                 Some(i) => i,
                 None => {
-                    let elem: Map<String, Value> = key.iter().cloned().collect();
+                    let elem: Map = key.iter().cloned().collect();
                     items.push(Value::Object(elem));
                     items.len() - 1
                 }
@@ -795,21 +789,7 @@ fn json_pointer(doc: Option<&Value>, segs: &[Segment], op: Op) -> Result<String,
                 };
                 let idx = match (pos, is_last && matches!(op, Op::Add | Op::Move)) {
                     (Some(p), false) => p,
-                    (None, true) => {
-                        let target = match seg {
-                            Segment::Keyed(key) => key_sort_text(key),
-                            Segment::Member(m) => canon::to_canonical_string(m),
-                            Segment::Field(_) => String::new(),
-                        };
-                        items.partition_point(|e| match seg {
-                            Segment::Keyed(key) => {
-                                let fields: Vec<String> =
-                                    key.iter().map(|(f, _)| f.clone()).collect();
-                                keyed_sort_text(e, &fields) < target
-                            }
-                            _ => canon::to_canonical_string(e) < target,
-                        })
-                    }
+                    (None, true) => insertion_point(items, seg),
                     (Some(_), true) => return Err(ApplyError::Exists(describe(&segs[..=i]))),
                     (None, false) => return Err(ApplyError::Missing(describe(&segs[..=i]))),
                 };

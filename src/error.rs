@@ -71,9 +71,14 @@ pub enum Error {
         /// The limit ([`crate::canon::MAX_DEPTH`]).
         max: usize,
     },
-    /// An RFC 6902 patch that is malformed or fails.
-    #[error("{0}")]
-    Patch(String),
+    /// An RFC 6902 patch that does not apply to the document.
+    #[error("{key}: {source}")]
+    Patch {
+        /// The document.
+        key: String,
+        /// The operation that failed.
+        source: crate::patch::PatchError,
+    },
     /// A rule that cannot be declared or removed.
     #[error(transparent)]
     Rule(#[from] RuleError),
@@ -85,7 +90,7 @@ pub enum Error {
     Query(#[from] QueryError),
     /// Crypto-shredding: personal values, keys, forget, backup.
     #[error(transparent)]
-    Shred(#[from] crate::shred::ShredError),
+    Shred(#[from] ShredError),
     /// The store does not match what it should.
     #[error("the repository is damaged: {0}")]
     Corrupt(String),
@@ -94,7 +99,7 @@ pub enum Error {
     Sqlite(#[from] rusqlite::Error),
     /// A tracked-file command was refused.
     #[error(transparent)]
-    Track(#[from] crate::track::TrackError),
+    Track(#[from] TrackError),
     /// The file system failed.
     #[error("{path}: {source}")]
     Io {
@@ -223,6 +228,145 @@ impl ErrorClass {
             Self::Internal => 255,
         }
     }
+}
+
+/// Why a tracking command was refused.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum TrackError {
+    /// A file that does not parse in its format.
+    #[error(transparent)]
+    Parse(#[from] FileParseError),
+    /// A path argument outside the repository.
+    #[error("{path} is outside the repository ({root})")]
+    OutsideRoot {
+        /// As given.
+        path: String,
+        /// The repository root.
+        root: String,
+    },
+    /// A key that would be written outside the repository root.
+    #[error(
+        "{0:?} does not name a file inside the repository; a tracked file's key is a relative path without `.` or `..`"
+    )]
+    UnsafeKey(String),
+    /// A path through a symbolic link.
+    #[error("{0} is a symbolic link; hist does not follow links")]
+    Symlink(String),
+    /// A path inside `.hist/` or `.git/`.
+    #[error("{0} is inside .hist/ or .git/, which hist never tracks")]
+    Reserved(String),
+    /// A path that does not exist.
+    #[error("{0}: no such file or directory")]
+    NotFound(String),
+    /// A path outside the tracked set.
+    #[error("{0} is not tracked")]
+    NotTracked(String),
+    /// A file name that cannot be a key.
+    #[error("{0}: the file name is not UTF-8 text without control characters")]
+    BadName(String),
+    /// The file's bytes belonged to a forgotten subject.
+    #[error("the bytes of {0} belonged to a subject that was forgotten; they cannot be restored")]
+    Forgotten(String),
+    /// No version of the file then.
+    #[error("{key} was not a tracked file {when}")]
+    NoVersion {
+        /// The file's key.
+        key: String,
+        /// `now`, `at @…`.
+        when: String,
+    },
+    /// A restore that would overwrite uncommitted changes.
+    #[error("{0} has changes that are not committed")]
+    Uncommitted(String),
+    /// A restore that would overwrite another file.
+    #[error("{0} already exists")]
+    Exists(String),
+    /// Something other than a regular file is where a file should be written.
+    #[error("{0} is not a regular file")]
+    NotAFile(String),
+    /// A file replaced while it was being read.
+    #[error("{0} changed while hist was reading it; run the command again")]
+    Raced(String),
+    /// A `.histignore` that cannot be read.
+    #[error(".histignore: {0}")]
+    Ignore(String),
+}
+
+/// A tracked file whose content does not parse in its format.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{file} is not valid {format} (line {line}, column {column}): {message}")]
+pub struct FileParseError {
+    /// The file's key (its path relative to the repository root).
+    pub file: String,
+    /// `JSON`, `TOML` or `YAML`.
+    pub format: &'static str,
+    /// 1-based line.
+    pub line: usize,
+    /// 1-based column (in characters).
+    pub column: usize,
+    /// What is wrong.
+    pub message: String,
+}
+
+/// Why a crypto-shredding operation failed.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum ShredError {
+    /// `keys.db` is not there, but sealed values need it.
+    #[error("{} is missing; it holds the keys of the personal values", .0.display())]
+    KeysMissing(PathBuf),
+    /// Something cryptographic failed (a damaged `keys.db`, no randomness).
+    #[error("{0}")]
+    Crypto(String),
+    /// A personal rule over values that are already in the log in plaintext.
+    #[error(
+        "cannot declare {pattern} personal: {count} {changes} in the log (the first: {key}, tx {tx}) \
+         already {hold} plaintext there",
+        changes = if *count == 1 { "change" } else { "changes" },
+        hold = if *count == 1 { "holds" } else { "hold" },
+    )]
+    PlaintextInLog {
+        /// The rule's pattern.
+        pattern: String,
+        /// How many change rows hold plaintext there.
+        count: usize,
+        /// The first such row's key…
+        key: String,
+        /// …and transaction.
+        tx: i64,
+    },
+    /// A personal value whose subject cannot be read from the document.
+    #[error(
+        "{key}: the personal value at {pattern} takes its subject from {from}, \
+         where the document holds no string or number"
+    )]
+    NoSubject {
+        /// The document.
+        key: String,
+        /// Where the personal value is.
+        pattern: String,
+        /// The rule's `--subject-from`.
+        from: String,
+    },
+    /// `forget` of a subject that has no key.
+    #[error("no personal values of subject {0:?} are stored")]
+    UnknownSubject(String),
+    /// `forget` of a subject that was forgotten and has no new values.
+    #[error("subject {subject:?} was already forgotten in tx {tx}")]
+    AlreadyForgotten {
+        /// The subject.
+        subject: String,
+        /// The forget.
+        tx: i64,
+    },
+    /// A backup to a place that already holds one.
+    #[error("{} already exists; a backup goes to a new place", .0.display())]
+    BackupExists(PathBuf),
+    /// A sealed value that its subject's key does not open (and the subject was never
+    /// forgotten): damage.
+    #[error("a sealed value of subject {0} does not decrypt with its key")]
+    Damaged(String),
 }
 
 /// `Result` with [`Error`].

@@ -1,12 +1,12 @@
 //! The history of one field: every change that altered the value at a path, projected
 //! onto it, following renames back.
 
+use crate::canon::Value;
 use crate::diff;
 use crate::error::{Error, Result};
 use crate::model::{Change, Op, TxInfo};
 use crate::path::DocPath;
 use crate::repo::Repo;
-use serde_json::Value;
 
 /// One change that altered the value at a path, projected onto that path.
 #[derive(Clone, Debug, PartialEq)]

@@ -9,13 +9,12 @@
 //! before it stays recorded ([`ImportError::recorded`] says how many), nothing after it is.
 
 use crate::canon::ParseError;
+use crate::canon::Value;
 use crate::error::Error;
 use crate::model::{Actor, ActorError};
 use crate::repo::{Repo, TxOptions};
 use crate::time::{Timestamp, When};
 use crate::txn::PutOutcome;
-use serde_json::Value;
-use serde_json::value::RawValue;
 
 /// How [`Repo::import_ndjson`] imports.
 #[derive(Clone, Debug)]
@@ -150,15 +149,49 @@ impl ImportError {
     }
 }
 
-/// One NDJSON record, its document left as text.
-#[derive(serde::Deserialize)]
+/// One NDJSON record, its document left as text. Other members are ignored.
+#[derive(Default)]
 struct Record<'a> {
     key: Option<Value>,
     at: Option<Value>,
     actor: Option<Value>,
     reason: Option<Value>,
-    #[serde(borrow)]
-    doc: Option<&'a RawValue>,
+    doc: Option<&'a str>,
+}
+
+impl<'a> Record<'a> {
+    /// Reads a record's envelope; its document stays text.
+    fn read(line: &'a str) -> Result<Self, ParseError> {
+        let mut record = Record::default();
+        for (name, text) in crate::canon::object_members(line)? {
+            // `null` is no value, for the document too: `"doc": null` is no "doc".
+            if text == "null" {
+                continue;
+            }
+            let slot = match name.as_str() {
+                "doc" => {
+                    record.doc = Some(text);
+                    continue;
+                }
+                "key" => &mut record.key,
+                "at" => &mut record.at,
+                "actor" => &mut record.actor,
+                "reason" => &mut record.reason,
+                _ => continue,
+            };
+            *slot = Some(crate::canon::parse_str(text).map_err(|e| in_line(e, line, text))?);
+        }
+        Ok(record)
+    }
+}
+
+/// An error in `part`, a slice of `line`, placed in the line.
+fn in_line(mut e: ParseError, line: &str, part: &str) -> ParseError {
+    if e.line == 1 {
+        let offset = (part.as_ptr() as usize).saturating_sub(line.as_ptr() as usize);
+        e.column += line.get(..offset).map_or(0, |s| s.chars().count());
+    }
+    e
 }
 
 impl Repo {
@@ -230,8 +263,7 @@ impl Repo {
     ) -> Result<(String, PutOutcome), RecordError> {
         // The envelope is read here; the document, still text, is parsed strictly once, by
         // `put_json`, straight into its canonical text (no tree of it is built).
-        let record: Record<'_> = serde_json::from_str(line)
-            .map_err(|e| RecordError::Json(ParseError::of_serde(line, &e)))?;
+        let record = Record::read(line).map_err(RecordError::Json)?;
         let text = |v: &Option<Value>| v.as_ref().and_then(Value::as_str).map(str::to_owned);
         let key = text(&record.key).ok_or(RecordError::NoKey)?;
         let actor =
@@ -248,18 +280,11 @@ impl Repo {
             .reason(text(&record.reason))
             .at(at);
         let mut txn = self.begin(opts).map_err(refused)?;
-        let outcome = txn
-            .put_json(&key, doc.get().as_bytes())
-            .map_err(|e| match e {
-                Error::Json { mut source, .. } => {
-                    // Positions in the line, not in the document.
-                    let offset =
-                        (doc.get().as_ptr() as usize).saturating_sub(line.as_ptr() as usize);
-                    source.column += line.get(..offset).map_or(0, |s| s.chars().count());
-                    RecordError::Json(source)
-                }
-                e => refused(e),
-            })?;
+        let outcome = txn.put_json(&key, doc.as_bytes()).map_err(|e| match e {
+            // Positions in the line, not in the document.
+            Error::Json { source, .. } => RecordError::Json(in_line(source, line, doc)),
+            e => refused(e),
+        })?;
         let commit = txn.commit().map_err(refused)?;
         for w in &commit.warnings {
             warn(w);

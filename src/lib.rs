@@ -16,6 +16,14 @@
 #![warn(missing_docs)]
 #![cfg_attr(test, allow(clippy::unwrap_used))]
 
+/// `serde_json::json!`, converted to a [`canon::Value`]: for the library's own tests.
+#[cfg(test)]
+macro_rules! json {
+    ($($t:tt)+) => {
+        $crate::canon::Value::from(serde_json::json!($($t)+))
+    };
+}
+
 mod asof;
 pub mod blame;
 pub mod canon;
@@ -29,7 +37,9 @@ mod history;
 pub mod import;
 mod log;
 pub mod model;
+pub mod patch;
 pub mod path;
+mod personal;
 mod rename;
 mod replay;
 mod repo;
@@ -54,11 +64,12 @@ pub use history::{HistoryEntry, Moved};
 pub use log::{LogEntry, LogFilter};
 pub use model::{Actor, Change, ChangeText, LoggedChange, Op, TxInfo};
 pub use path::DocPath;
+pub use personal::{Backup, Forgotten};
 pub use repo::{HIST_DIR, Repo, TxOptions};
 pub use retention::Compaction;
 pub use rules::Rename;
-pub use shred::{Backup, Forgotten, ShredError};
+pub use shred::ShredError;
 pub use sql::{QueryResult, SqlValue};
 pub use store::checkpoint::{CHECKPOINT_EVERY, CHECKPOINT_MIN_BYTES, checkpoint_span};
 pub use time::{Timestamp, When};
-pub use txn::{Commit, PutOutcome, Txn};
+pub use txn::{PutOutcome, Txn, Written};

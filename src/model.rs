@@ -1,8 +1,8 @@
 //! The vocabulary of the log: actors, keys, operations and change records.
 
+use crate::canon::Value;
 use crate::path::DocPath;
 use crate::time::Timestamp;
-use serde_json::Value;
 use std::fmt;
 
 /// Who made a write: `kind:name` (`user:maria`, `job:nightly-reprice`, `poller:acme`).
@@ -182,7 +182,7 @@ impl Change {
 }
 
 /// A [`Change`] with its values as canonical JSON text ([`crate::canon`]), as a write records
-/// it: what [`Commit`](crate::Commit) returns, so that a large snapshot's changes are never
+/// it: what [`Written`](crate::Written) returns, so that a large snapshot's changes are never
 /// parsed into trees unless a caller asks ([`ChangeText::to_change`]).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ChangeText {
@@ -209,8 +209,8 @@ impl ChangeText {
     }
 
     /// The change with its values parsed.
-    pub fn to_change(&self) -> Result<Change, serde_json::Error> {
-        let value = |t: &Option<String>| t.as_deref().map(serde_json::from_str).transpose();
+    pub fn to_change(&self) -> Result<Change, crate::canon::ParseError> {
+        let value = |t: &Option<String>| t.as_deref().map(crate::canon::parse_str).transpose();
         Ok(Change {
             path: self.path.clone(),
             op: self.op,

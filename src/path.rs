@@ -105,9 +105,8 @@
 //! [`DocPath::from_segments`] accepts any segments, but two kinds have no text form and
 //! make the round trip fail: a [`Segment::Keyed`] with no fields, and one naming a field
 //! twice. `Display` still prints them (`[]`, `[id=1,id=2]`); `parse` refuses that text.
-//! Values are compared as stored: build them with [`crate::canon::parse_str`] or
-//! [`crate::canon::normalize`], since a number that is not normalized (say `1.0`) prints in
-//! its canonical form and so parses back as a different [`Value`].
+//! Values are compared as they are: a [`Value`]'s numbers are always canonical, so a
+//! selector value prints and parses back to an equal [`Value`].
 //!
 //! # Rule patterns
 //!
@@ -123,8 +122,7 @@
 //! A [`PathError`] gives the whole text, the byte offset where reading stopped and a
 //! sentence saying what is wrong, for example `expected '=' after the field name` or
 //! `unknown escape '~3'; use ~0 for '~', ~1 for '/', ~2 for '['`.
-use crate::canon;
-use serde_json::Value;
+use crate::canon::{self, PatternStep, Selector, Value};
 use std::fmt;
 use std::str::FromStr;
 
@@ -144,6 +142,15 @@ impl Segment {
     pub fn is_element(&self) -> bool {
         !matches!(self, Self::Field(_))
     }
+
+    /// The step as [`canon::get_text`] takes it.
+    pub fn selector(&self) -> Selector<'_> {
+        match self {
+            Self::Field(name) => Selector::Field(name),
+            Self::Keyed(key) => Selector::Keyed(key),
+            Self::Member(value) => Selector::Member(value),
+        }
+    }
 }
 
 impl fmt::Display for Segment {
@@ -160,7 +167,7 @@ impl fmt::Display for Segment {
                     if is_bare_field_name(name) {
                         f.write_str(name)?;
                     } else {
-                        f.write_str(&canon::to_canonical_string(&Value::String(name.clone())))?;
+                        f.write_str(&canon::quoted(name))?;
                     }
                     f.write_str("=")?;
                     f.write_str(&canon::to_canonical_string(value))?;
@@ -297,6 +304,18 @@ impl DocPath {
     pub fn strip_prefix(&self, prefix: &DocPath) -> Option<&[Segment]> {
         self.segs.strip_prefix(prefix.segs.as_slice())
     }
+    /// The canonical text of the value at this path inside the canonical text of a
+    /// document (see [`canon::get_text`]), found without parsing the document. `None`:
+    /// nothing there, or the text is not canonical JSON.
+    ///
+    /// ```
+    /// let path = hist::DocPath::parse("/items[id=2]/price").unwrap();
+    /// let doc = r#"{"items":[{"id":1,"price":5},{"id":2,"price":7.5}]}"#;
+    /// assert_eq!(path.get_text(doc), Some("7.5"));
+    /// ```
+    pub fn get_text<'a>(&self, canonical: &'a str) -> Option<&'a str> {
+        canon::get_text(canonical, self.segs.iter().map(Segment::selector))
+    }
     /// The pattern this path is an instance of: every selector replaced by `[*]`.
     /// `/items[id=88]/price` gives `/items[*]/price`.
     pub fn to_pattern(&self) -> PathPattern {
@@ -334,6 +353,16 @@ pub enum PatternSegment {
     Field(String),
     /// `[*]`: any element of an array.
     AnyElement,
+}
+
+impl PatternSegment {
+    /// The step as an [`canon::OrderTree`] takes it.
+    pub fn step(&self) -> PatternStep<'_> {
+        match self {
+            Self::Field(name) => PatternStep::Field(name),
+            Self::AnyElement => PatternStep::AnyElement,
+        }
+    }
 }
 
 impl fmt::Display for PatternSegment {
@@ -735,18 +764,11 @@ impl<'a> Parser<'a> {
         }
     }
 
-    /// The end (one past the closing quote) of the JSON string starting at `start`.
+    /// The end (one past the closing quote) of the JSON string starting at `start` (its
+    /// contents are checked when the value is parsed).
     fn string_end(&self, start: usize) -> Result<usize, PathError> {
-        let bytes = self.text.as_bytes();
-        let mut i = start + 1;
-        while let Some(&b) = bytes.get(i) {
-            match b {
-                b'\\' => i += 2,
-                b'"' => return Ok(i + 1),
-                _ => i += 1,
-            }
-        }
-        Err(self.error(start, "unterminated string: a closing '\"' is missing"))
+        canon::string_end(self.text.as_bytes(), start)
+            .map_err(|_| self.error(start, "unterminated string: a closing '\"' is missing"))
     }
 
     /// The end (one past the closing bracket) of the JSON array or object starting at
@@ -787,7 +809,7 @@ fn is_scalar_byte(b: u8) -> bool {
 
 /// A field name as it would be written in a message.
 fn quoted(name: &str) -> String {
-    canon::to_canonical_string(&Value::String(name.to_owned()))
+    canon::quoted(name)
 }
 
 #[cfg(test)]

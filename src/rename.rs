@@ -15,6 +15,7 @@
 //! the move, then the changes to `/plan` before it (chains and renamed parents included);
 //! [`Repo::path_before`] maps a path back across the renames after a transaction.
 
+use crate::canon::{Map, Value};
 use crate::diff;
 use crate::error::{Error, RenameError, Result};
 use crate::model::{Change, Op};
@@ -23,7 +24,6 @@ use crate::repo::Repo;
 use crate::rules::{Rename, check_glob};
 use crate::store::Record;
 use crate::txn::Txn;
-use serde_json::{Map, Value};
 use std::collections::BTreeSet;
 
 /// Refuses renames that cannot be recorded: the root, a selector at the end, a path into

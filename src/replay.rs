@@ -20,12 +20,10 @@
 //! canonical JSON), gives `None`: the caller replays on values instead, which reports a log
 //! that does not replay as such.
 
-use crate::canon;
+use crate::canon::{self, Val, Value};
 use crate::diff;
 use crate::model::{Change, Op};
 use crate::path::{DocPath, Segment};
-use crate::textdiff::{self, Val};
-use serde_json::Value;
 use std::borrow::Cow;
 use std::cmp::Ordering;
 use std::collections::BTreeMap;
@@ -68,8 +66,8 @@ pub(crate) fn replay(
         edits.apply(change)?;
     }
     let ends = match base {
-        Some(text) if base_checked => textdiff::index(text),
-        Some(text) => textdiff::validate(text).ok()?,
+        Some(text) if base_checked => canon::index(text),
+        Some(text) => canon::checked_index(text).ok()?,
         None => Vec::new(),
     };
     let base = base.map(|text| Val::whole(text, &ends));
@@ -143,9 +141,10 @@ impl Key {
         match seg {
             Segment::Field(name) => Self::Member(name.clone()),
             Segment::Keyed(key) => {
-                let values: Vec<Value> = key.iter().map(|(_, v)| v.clone()).collect();
+                let mut sort = Vec::new();
+                canon::write_key_values(key.iter().map(|(_, v)| v), &mut sort);
                 Self::Element {
-                    sort: canon::to_canonical_string(&Value::Array(values)),
+                    sort: String::from_utf8_lossy(&sort).into_owned(),
                     fields: key.iter().map(|(f, _)| f.clone()).collect(),
                 }
             }
@@ -197,7 +196,7 @@ impl Edits {
         }
         // A value is spliced into the output as it stands: it must be canonical JSON.
         if let Some(text) = &change.new {
-            textdiff::validate(text).ok()?;
+            canon::checked_index(text).ok()?;
         }
         *node = Node::Set(change.new.map(Set::Text));
         Some(())
@@ -207,7 +206,7 @@ impl Edits {
 /// Applies a change at `segs` inside a value an earlier change set.
 fn apply_inside(set: &mut Set, segs: &[Segment], op: Op, new: Option<String>) -> Option<()> {
     let tree = match std::mem::replace(set, Set::Tree(Value::Null)) {
-        Set::Text(text) => serde_json::from_str(&text).ok()?,
+        Set::Text(text) => canon::parse_str(&text).ok()?,
         Set::Tree(tree) => tree,
     };
     let mut doc = Some(tree);
@@ -215,7 +214,7 @@ fn apply_inside(set: &mut Set, segs: &[Segment], op: Op, new: Option<String>) ->
         path: DocPath::from_segments(segs.to_vec()),
         op,
         old: None,
-        new: new.map(|t| serde_json::from_str(&t)).transpose().ok()?,
+        new: new.map(|t| canon::parse_str(&t)).transpose().ok()?,
     };
     diff::apply(&mut doc, &change).ok()?;
     *set = Set::Tree(doc?);
@@ -275,9 +274,7 @@ fn separate(out: &mut String, first: &mut bool) {
 
 /// A member's name and colon, as canonical text writes them.
 fn write_name(name: &str, out: &mut String) {
-    let mut quoted = Vec::with_capacity(name.len() + 2);
-    canon::write_string(name, &mut quoted);
-    out.push_str(std::str::from_utf8(&quoted).unwrap_or_default());
+    out.push_str(&canon::quoted(name));
     out.push(':');
 }
 
@@ -334,10 +331,10 @@ fn emit_array(base: Val<'_>, children: &BTreeMap<Key, Child>, out: &mut String) 
     {
         return None;
     }
-    let quoted = textdiff::quote_all(fields);
+    let quoted = canon::quote_all(fields);
     let mut kids = children.iter().peekable();
     let mut first = true;
-    let mut sort = String::new();
+    let mut sort = Vec::new();
     let mut prev = String::new();
     out.push('[');
     for (n, elem) in base.elements().enumerate() {
@@ -346,15 +343,10 @@ fn emit_array(base: Val<'_>, children: &BTreeMap<Key, Child>, out: &mut String) 
             elem.text
         } else {
             sort.clear();
-            sort.push('[');
-            for (i, v) in textdiff::key_values(elem, &quoted).ok()?.iter().enumerate() {
-                if i > 0 {
-                    sort.push(',');
-                }
-                sort.push_str(v.map_or("null", |v| v.text));
-            }
-            sort.push(']');
-            &sort
+            let values = canon::key_values(elem, &quoted).ok()?;
+            let texts = values.iter().map(|v| v.map(|v| v.text.as_bytes()));
+            canon::write_keyed(texts, &mut sort, |t, out| out.extend_from_slice(t));
+            std::str::from_utf8(&sort).ok()?
         };
         // Only an array in canonical order can take elements at their place in it.
         if n > 0 && prev.as_str() >= text {

@@ -5,13 +5,13 @@
 //! methods of their own modules (`asof`, `history`, `log`, `blame`, …) on `Repo`.
 
 use crate::canon;
+use crate::canon::Value;
 use crate::error::{Error, Result};
 use crate::model::{Actor, TxInfo, check_key};
 use crate::rules::{KeyRules, Rename, Rule};
 use crate::store::{Store, parse_stored};
 use crate::time::{Timestamp, When};
 use crate::txn::Txn;
-use serde_json::Value;
 use std::path::{Path, PathBuf};
 
 /// The directory that holds a repository's store.
@@ -117,7 +117,7 @@ impl Repo {
             keys: crate::shred::Keys::new(dir.join("keys.db")),
             store,
         };
-        crate::shred::on_open(&repo, create)?;
+        crate::shred::on_open(&repo.keys, &repo.store, create)?;
         Ok(repo)
     }
 
@@ -259,31 +259,28 @@ mod tests {
     fn a_read_sees_one_state_while_another_process_commits() {
         let dir = tempfile::tempdir().unwrap();
         let mut reader = Repo::init(dir.path()).unwrap();
-        write(&mut reader, "k", serde_json::json!({"v": 1}));
+        write(&mut reader, "k", json!({"v": 1}));
         let mut writer = Repo::open(dir.path()).unwrap();
         let (before, after) = reader
             .snapshot(|| {
                 let before = reader.current("k")?;
-                write(&mut writer, "k", serde_json::json!({"v": 2}));
+                write(&mut writer, "k", json!({"v": 2}));
                 Ok((before, reader.current("k")?))
             })
             .unwrap();
         assert_eq!(before, after);
         // The read ended: the next one sees the commit.
         assert!(reader.store.is_autocommit());
-        assert_eq!(
-            reader.current("k").unwrap(),
-            Some(serde_json::json!({"v": 2}))
-        );
+        assert_eq!(reader.current("k").unwrap(), Some(json!({"v": 2})));
         // A failed read ends its transaction too.
         let failed: Result<()> = reader.snapshot(|| Err(Error::Corrupt("test".into())));
         assert!(failed.is_err());
         assert!(reader.store.is_autocommit());
         // Inside a batch, a read runs in the batch and sees its writes.
         reader.begin_batch().unwrap();
-        write(&mut reader, "k", serde_json::json!({"v": 3}));
+        write(&mut reader, "k", json!({"v": 3}));
         let now = reader.snapshot(|| reader.current("k")).unwrap();
-        assert_eq!(now, Some(serde_json::json!({"v": 3})));
+        assert_eq!(now, Some(json!({"v": 3})));
         assert!(!reader.store.is_autocommit());
         reader.commit_batch().unwrap();
     }
@@ -292,7 +289,7 @@ mod tests {
     fn temporary_data_is_kept_in_memory_except_for_vacuum() {
         let dir = tempfile::tempdir().unwrap();
         let mut repo = Repo::init(dir.path()).unwrap();
-        write(&mut repo, "k", serde_json::json!({"v": 1}));
+        write(&mut repo, "k", json!({"v": 1}));
         let temp_store = |repo: &Repo| repo.store.temp_store();
         assert_eq!(temp_store(&repo), 2, "MEMORY");
         let actor = Actor::parse("user:test").unwrap();

@@ -16,10 +16,12 @@
 //! - `retention PATTERN (--forever | --keep 90d [--then daily|hourly|drop])`: how long the
 //!   changes at or below PATTERN are kept in full detail (see [`crate::retention`]).
 
+use crate::canon::{ArrayOrder, OrderTree, Value};
 use crate::path::{DocPath, PathPattern, PatternSegment};
 use crate::retention::{Retention, Then};
-use serde_json::{Value, json};
 use std::fmt;
+
+pub use crate::canon::ArrayMode;
 
 /// What a rule says.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -57,16 +59,27 @@ impl RuleKind {
     /// The stored parameters, as JSON.
     pub fn spec(&self) -> Value {
         match self {
-            RuleKind::ArrayKey(fields) => json!({ "fields": fields }),
-            RuleKind::Set => json!({}),
-            RuleKind::Personal { subject_from: None } => json!({}),
+            RuleKind::ArrayKey(fields) => Value::from_iter([("fields", fields.clone())]),
+            RuleKind::Set | RuleKind::Personal { subject_from: None } => {
+                Value::Object(crate::canon::Map::new())
+            }
             RuleKind::Personal {
                 subject_from: Some(p),
-            } => json!({ "subject_from": p.to_string() }),
-            RuleKind::Retention(Retention::Forever) => json!({ "forever": true }),
-            RuleKind::Retention(Retention::Keep { seconds, then }) => {
-                json!({ "keep_seconds": seconds, "then": then.as_str() })
-            }
+            } => Value::from_iter([("subject_from", p.to_string())]),
+            RuleKind::Retention(Retention::Forever) => Value::from_iter([("forever", true)]),
+            RuleKind::Retention(Retention::Keep { seconds, then }) => Value::from_iter([
+                ("keep_seconds", Value::from(*seconds)),
+                ("then", Value::from(then.as_str())),
+            ]),
+        }
+    }
+
+    /// What the rule says about the order of arrays, for an array rule.
+    pub fn array_order(&self) -> Option<ArrayOrder> {
+        match self {
+            RuleKind::ArrayKey(fields) => Some(ArrayOrder::Keyed(fields.clone())),
+            RuleKind::Set => Some(ArrayOrder::Set),
+            _ => None,
         }
     }
 
@@ -166,38 +179,31 @@ pub fn check_glob(glob: &str) -> Result<(), String> {
         .map_err(|e| e.to_string())
 }
 
-/// How an array at some place in a document is diffed.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum ArrayMode<'a> {
-    /// One value: any change replaces it whole.
-    Opaque,
-    /// Elements matched by these key fields.
-    Keyed(&'a [String]),
-    /// Elements are a set.
-    Set,
-}
-
-/// The rules that apply to one key, ready for diffing.
+/// The rules that apply to one key, ready for diffing: an [`OrderTree`] of its array
+/// rules.
 #[derive(Clone, Debug, Default)]
 pub struct KeyRules {
-    arrays: Vec<(Vec<PatternSegment>, RuleKind)>,
-    tree: RuleTree,
+    tree: OrderTree,
 }
 
 impl KeyRules {
-    /// The array rules of `rules` that apply to `key`, in declaration order.
+    /// The array rules of `rules` that apply to `key`, in declaration order (a later rule
+    /// for the same pattern wins).
     pub fn for_key<'r>(rules: impl IntoIterator<Item = &'r Rule>, key: &str) -> Self {
-        let arrays = rules
-            .into_iter()
-            .filter(|r| r.kind.is_array_rule() && r.applies_to_key(key))
-            .map(|r| (r.pattern.segments().to_vec(), r.kind.clone()))
-            .collect::<Vec<_>>();
-        let tree = RuleTree::of(&arrays);
-        Self { arrays, tree }
+        let mut tree = OrderTree::default();
+        for rule in rules.into_iter().filter(|r| r.applies_to_key(key)) {
+            if let Some(order) = rule.kind.array_order() {
+                tree.insert(
+                    rule.pattern.segments().iter().map(PatternSegment::step),
+                    order,
+                );
+            }
+        }
+        Self { tree }
     }
 
     /// The rules as a tree over document shapes, for walking a document from the top.
-    pub(crate) fn tree(&self) -> &RuleTree {
+    pub fn tree(&self) -> &OrderTree {
         &self.tree
     }
 
@@ -208,106 +214,12 @@ impl KeyRules {
 
     /// The mode of the array at `shape` (the path with every selector written `[*]`).
     pub fn mode(&self, shape: &[PatternSegment]) -> ArrayMode<'_> {
-        match self
-            .arrays
-            .iter()
-            .rev()
-            .find(|(p, _)| p.as_slice() == shape)
-        {
-            Some((_, RuleKind::ArrayKey(fields))) => ArrayMode::Keyed(fields),
-            Some((_, RuleKind::Set)) => ArrayMode::Set,
-            // Only array rules are collected by `for_key`.
-            _ => ArrayMode::Opaque,
-        }
+        self.tree.mode(shape.iter().map(PatternSegment::step))
     }
 
     /// True when some rule applies strictly below `shape`.
     pub fn any_below(&self, shape: &[PatternSegment]) -> bool {
-        self.arrays
-            .iter()
-            .any(|(p, _)| p.len() > shape.len() && p.starts_with(shape))
-    }
-}
-
-/// [`KeyRules`] as a tree: one node per prefix of a rule's pattern, so that a walk down a
-/// document finds the mode of each array, and whether any rule lies below, in one step per
-/// level. A subtree without a node has no rule at or below it.
-#[derive(Clone, Debug, Default)]
-pub(crate) struct RuleTree {
-    /// Node 0 is the document's root.
-    nodes: Vec<RuleNode>,
-}
-
-/// A node of a [`RuleTree`]: the shape of one pattern prefix.
-#[derive(Clone, Debug, Default)]
-struct RuleNode {
-    fields: Vec<(String, usize)>,
-    element: Option<usize>,
-    /// The rule whose pattern ends here (the last declared one wins).
-    kind: Option<RuleKind>,
-}
-
-/// A place in a [`RuleTree`].
-pub(crate) type RuleNodeId = usize;
-
-impl RuleTree {
-    fn of(arrays: &[(Vec<PatternSegment>, RuleKind)]) -> Self {
-        let mut tree = Self {
-            nodes: vec![RuleNode::default()],
-        };
-        for (pattern, kind) in arrays {
-            let mut at = 0;
-            for seg in pattern {
-                let existing = match seg {
-                    PatternSegment::Field(name) => tree.nodes[at]
-                        .fields
-                        .iter()
-                        .find(|(n, _)| n == name)
-                        .map(|&(_, i)| i),
-                    PatternSegment::AnyElement => tree.nodes[at].element,
-                };
-                at = existing.unwrap_or_else(|| {
-                    let i = tree.nodes.len();
-                    tree.nodes.push(RuleNode::default());
-                    match seg {
-                        PatternSegment::Field(name) => {
-                            tree.nodes[at].fields.push((name.clone(), i));
-                        }
-                        PatternSegment::AnyElement => tree.nodes[at].element = Some(i),
-                    }
-                    i
-                });
-            }
-            tree.nodes[at].kind = Some(kind.clone());
-        }
-        tree
-    }
-
-    /// The root, unless no rule applies at all.
-    pub(crate) fn root(&self) -> Option<RuleNodeId> {
-        self.nodes
-            .first()
-            .filter(|n| n.kind.is_some() || n.element.is_some() || !n.fields.is_empty())
-            .map(|_| 0)
-    }
-
-    /// The member `name` of an object at `node`, if some rule lies at or below it.
-    pub(crate) fn field(&self, node: RuleNodeId, name: &str) -> Option<RuleNodeId> {
-        let fields = &self.nodes.get(node)?.fields;
-        fields.iter().find(|(n, _)| n == name).map(|&(_, i)| i)
-    }
-
-    /// How the array at `node` is ordered, and the node of its elements (`None` for an
-    /// opaque array: nothing inside it is ordered either).
-    pub(crate) fn array(&self, node: RuleNodeId) -> (ArrayMode<'_>, Option<RuleNodeId>) {
-        let Some(n) = self.nodes.get(node) else {
-            return (ArrayMode::Opaque, None);
-        };
-        match &n.kind {
-            Some(RuleKind::ArrayKey(fields)) => (ArrayMode::Keyed(fields), n.element),
-            Some(RuleKind::Set) => (ArrayMode::Set, n.element),
-            _ => (ArrayMode::Opaque, None),
-        }
+        self.tree.any_below(shape.iter().map(PatternSegment::step))
     }
 }
 

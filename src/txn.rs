@@ -7,6 +7,7 @@
 //! ([`crate::store`] writes it in named phases). Personal values are sealed on the way in
 //! ([`crate::shred`]).
 
+use crate::canon::Value;
 use crate::canon::{self, ObjectId};
 use crate::diff::{self, Diff, canonicalize};
 use crate::error::{Error, Result, RuleError};
@@ -15,7 +16,6 @@ use crate::path::{DocPath, PathPattern};
 use crate::rules::{KeyRules, Rename, Rule, RuleKind};
 use crate::store::{DocWrite, LastWritten, Record, Store, WriteSet, WriteTxn, parse_stored};
 use crate::textdiff;
-use serde_json::Value;
 use std::collections::HashMap;
 
 /// The error for stored text that is not the canonical JSON it must be.
@@ -53,13 +53,13 @@ fn nesting(value: &Value) -> usize {
 pub enum PutOutcome {
     /// Equal to the last snapshot: only a check is recorded.
     Unchanged,
-    /// This many changes were recorded ([`Commit::changes`] lists them).
+    /// This many changes were recorded ([`Written::changes`] lists them).
     Changed(usize),
 }
 
-/// The result of a commit.
+/// What a committed transaction wrote ([`Txn::commit`]).
 #[derive(Clone, Debug, Default)]
-pub struct Commit {
+pub struct Written {
     /// The transaction, or `None` when nothing changed (nothing was recorded).
     pub tx: Option<TxInfo>,
     /// Every change, with its key, in order; personal values unsealed.
@@ -390,10 +390,14 @@ impl Txn<'_> {
         self.replace_doc(key, doc)
     }
 
-    /// Applies an RFC 6902 patch to the document (all operations or none).
-    pub fn patch(&mut self, key: &str, patch: &json_patch::Patch) -> Result<Vec<Change>> {
+    /// Applies an RFC 6902 patch to the document (all operations or none). An absent
+    /// document is patched as `null`.
+    pub fn patch(&mut self, key: &str, patch: &crate::patch::Patch) -> Result<Vec<Change>> {
         let mut doc = self.current(key)?.unwrap_or(Value::Null);
-        json_patch::patch(&mut doc, patch).map_err(|e| Error::Patch(format!("{key}: {e}")))?;
+        patch.apply(&mut doc).map_err(|source| Error::Patch {
+            key: key.to_owned(),
+            source,
+        })?;
         self.replace_doc(key, Some(doc))
     }
 
@@ -533,7 +537,7 @@ impl Txn<'_> {
     }
 
     /// Commits everything as one transaction. Nothing is recorded when nothing changed.
-    pub fn commit(self) -> Result<Commit> {
+    pub fn commit(self) -> Result<Written> {
         let Txn {
             write,
             rules,
@@ -582,7 +586,7 @@ impl Txn<'_> {
         if renames_changed {
             *renames = store.renames()?;
         }
-        Ok(Commit {
+        Ok(Written {
             tx: record_tx.then_some(info),
             changes: committed.changes,
             checks: checked,

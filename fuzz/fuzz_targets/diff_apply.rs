@@ -7,11 +7,11 @@
 //! and the same from and to an absent document.
 #![no_main]
 
+use hist::canon::{Map, Value};
 use hist::diff::{apply, canonicalize, diff};
 use hist::path::PathPattern;
 use hist::rules::{KeyRules, Rule, RuleKind};
 use libfuzzer_sys::fuzz_target;
-use serde_json::{Map, Value};
 
 /// Reads the fuzz input as a stream of choices.
 struct Gen<'a> {

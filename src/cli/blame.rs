@@ -2,7 +2,7 @@ use super::ui::{palette, show_path};
 use super::{CliError, Env, OutputOpts, Ui, parse_when};
 use clap::Args;
 use hist::DocPath;
-use serde_json::{Value, json};
+use hist::canon::Value;
 
 /// Show who last set every field of a document, and when and why
 ///
@@ -63,11 +63,17 @@ pub fn cmd_blame(ui: &mut Ui, env: &Env, args: &BlameArgs) -> Result<(), CliErro
     ui.page();
     if args.output.json {
         for leaf in &blame.leaves {
-            let mut obj = json!({
-                "key": args.key, "path": leaf.path.to_string(), "value": leaf.value,
-                "tx": null, "at": null, "actor": null, "reason": null, "op": null,
-                "change_path": null,
-            });
+            let mut obj = Value::from_iter([
+                ("key", Value::from(&args.key)),
+                ("path", Value::from(leaf.path.to_string())),
+                ("value", leaf.value.clone()),
+                ("tx", Value::Null),
+                ("at", Value::Null),
+                ("actor", Value::Null),
+                ("reason", Value::Null),
+                ("op", Value::Null),
+                ("change_path", Value::Null),
+            ]);
             if let Some(s) = &leaf.setter {
                 obj["tx"] = Value::from(s.tx.id);
                 obj["at"] = Value::String(s.tx.at.to_string());

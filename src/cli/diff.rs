@@ -1,6 +1,7 @@
 use super::ui::paint_change;
 use super::{CliError, Env, Ui, parse_when};
 use clap::{Args, ValueEnum};
+use hist::canon::Value;
 use hist::time::When;
 
 /// Show the changes to a document between two moments
@@ -54,15 +55,17 @@ pub fn cmd_diff(ui: &mut Ui, env: &Env, args: &DiffArgs) -> Result<(), CliError>
                 }
                 e => e.into(),
             })?;
-            ui.line(hist::canon::to_pretty_string(&serde_json::Value::Array(
+            ui.line(hist::canon::to_pretty_string(&hist::canon::Value::Array(
                 patch,
             )))
         }
         Format::Internal if args.json => {
             for c in &d.changes {
-                let mut obj = serde_json::json!({
-                    "key": args.key, "path": c.path.to_string(), "op": c.op.as_str(),
-                });
+                let mut obj = Value::from_iter([
+                    ("key", Value::from(&args.key)),
+                    ("path", Value::from(c.path.to_string())),
+                    ("op", Value::from(c.op.as_str())),
+                ]);
                 if let Some(old) = &c.old {
                     obj["old"] = old.clone();
                 }

@@ -1,6 +1,7 @@
 //! How the command line reports failure: `hist: error: …`, hints, exit codes
 //! (1 a failure, 2 a usage error, 255 an internal bug).
 
+use hist::shred::ShredError;
 use std::process::ExitCode;
 
 /// Which kind of failure.
@@ -119,7 +120,7 @@ impl From<hist::Error> for CliError {
             E::AtBeforeNewest { .. } => CliError::user(message)
                 .hint("a correction of the past is a new change with a reason (-m)"),
             E::Query(_) => CliError::user(message),
-            E::Shred(s) => match s.hint() {
+            E::Shred(s) => match shred_hint(&s) {
                 Some(hint) => CliError::user(message).hint(hint),
                 None => CliError::user(message),
             },
@@ -141,4 +142,23 @@ impl From<hist::path::PathError> for CliError {
     fn from(e: hist::path::PathError) -> Self {
         CliError::usage(e.to_string())
     }
+}
+
+/// A hint for the person at the terminal about a crypto-shredding error.
+fn shred_hint(e: &ShredError) -> Option<&'static str> {
+    Some(match e {
+        ShredError::KeysMissing(_) => {
+            "restore keys.db from a backup (`hist backup DIR` writes one); without it the personal values cannot be read"
+        }
+        ShredError::PlaintextInLog { .. } => {
+            "personal paths are declared before the first write that touches them; the log is append-only, so values already in it cannot be encrypted afterwards. Declare the rule in a new repository and import the data there"
+        }
+        ShredError::NoSubject { .. } => {
+            "write the subject field in the same document, or declare the rule without --subject-from (the subject is then the document key)"
+        }
+        ShredError::UnknownSubject(_) => {
+            "the subject is the document key, or the value at the rule's --subject-from path; `hist rules` lists the personal rules"
+        }
+        _ => return None,
+    })
 }

@@ -2,7 +2,7 @@ use super::ui::change_json;
 use super::{CliError, Env, Ui, parse_when};
 use clap::Args;
 use hist::ExportFilter;
-use serde_json::Value;
+use hist::canon::Value;
 use std::ops::ControlFlow;
 
 /// Print the change log as NDJSON, one change per line, oldest first

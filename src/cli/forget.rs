@@ -2,7 +2,7 @@
 
 use super::{CliError, Env, Ui, WriteOpts};
 use clap::Args;
-use serde_json::json;
+use hist::canon::Value;
 
 /// Crypto-shred one subject: its personal values read as forgotten from now on
 ///
@@ -37,10 +37,14 @@ pub fn cmd_forget(ui: &mut Ui, env: &Env, args: &ForgetArgs) -> Result<(), CliEr
     let mut repo = env.repo()?;
     let done = repo.forget(opts, &args.subject)?;
     if args.json {
-        return ui.json(&json!({
-            "tx": done.tx.id, "at": done.tx.at.to_string(), "actor": done.tx.actor,
-            "reason": done.tx.reason, "subject": args.subject, "subject_id": done.subject_id,
-        }));
+        return ui.json(&Value::from_iter([
+            ("tx", Value::from(done.tx.id)),
+            ("at", Value::from(done.tx.at.to_string())),
+            ("actor", Value::from(&done.tx.actor)),
+            ("reason", Value::from(done.tx.reason.clone())),
+            ("subject", Value::from(&args.subject)),
+            ("subject_id", Value::from(&done.subject_id)),
+        ]));
     }
     ui.line(format!(
         "forgot {} (subject id {}, tx {})",

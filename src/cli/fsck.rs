@@ -1,5 +1,6 @@
 use super::{CliError, Env, Ui};
 use clap::Args;
+use hist::canon::Value;
 
 /// Verify the log, current state, checkpoints and objects
 ///
@@ -22,11 +23,19 @@ pub fn cmd_fsck(ui: &mut Ui, env: &Env, args: &FsckArgs) -> Result<(), CliError>
     let repo = env.repo()?;
     let r = repo.fsck()?;
     if args.json {
-        ui.json(&serde_json::json!({
-            "ok": r.ok(), "transactions": r.transactions, "keys": r.keys, "changes": r.changes,
-            "checkpoints": r.checkpoints, "objects": r.objects, "problems": r.problems,
-            "head": r.head.as_ref().map(|(tx, hash)| serde_json::json!({"tx": tx, "hash": hash})),
-        }))?;
+        let head = r.head.as_ref().map(|(tx, hash)| {
+            Value::from_iter([("tx", Value::from(*tx)), ("hash", Value::from(hash))])
+        });
+        ui.json(&Value::from_iter([
+            ("ok", Value::from(r.ok())),
+            ("transactions", Value::from(r.transactions)),
+            ("keys", Value::from(r.keys)),
+            ("changes", Value::from(r.changes)),
+            ("checkpoints", Value::from(r.checkpoints)),
+            ("objects", Value::from(r.objects)),
+            ("problems", Value::from(r.problems.clone())),
+            ("head", Value::from(head)),
+        ]))?;
     } else {
         for p in &r.problems {
             ui.line(format!("problem: {p}"))?;

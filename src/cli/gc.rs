@@ -2,8 +2,8 @@
 
 use super::{CliError, Env, OutputOpts, Ui, WriteOpts, parse_write_time};
 use clap::Args;
+use hist::canon::Value;
 use hist::{Compaction, GcOutcome};
-use serde_json::{Value, json};
 
 /// Apply retention rules, drop unreferenced objects and reclaim space
 ///
@@ -40,10 +40,12 @@ pub fn cmd_gc(ui: &mut Ui, env: &Env, args: &GcArgs) -> Result<(), CliError> {
         let plan = repo.gc_plan(at.unwrap_or(env.now))?;
         print_plan(ui, &plan.compactions, args.output)?;
         if args.output.json {
-            return ui.json(&json!({
-                "summary": true, "dry_run": true, "replaced": plan.replaced(),
-                "kept": plan.kept(),
-            }));
+            return ui.json(&Value::from_iter([
+                ("summary", Value::from(true)),
+                ("dry_run", Value::from(true)),
+                ("replaced", Value::from(plan.replaced())),
+                ("kept", Value::from(plan.kept())),
+            ]));
         }
         return ui.line(if plan.is_empty() {
             "nothing to compact (dry run: nothing written)".to_owned()
@@ -97,12 +99,19 @@ pub fn cmd_gc(ui: &mut Ui, env: &Env, args: &GcArgs) -> Result<(), CliError> {
 fn print_plan(ui: &mut Ui, plan: &[Compaction], output: OutputOpts) -> Result<(), CliError> {
     for c in plan {
         if output.json {
-            ui.json(&json!({
-                "tx": c.tx, "key": c.key, "path": c.path.to_string(), "rule": c.rule,
-                "mode": c.mode.as_str(), "replaced": c.replaced, "kept": c.kept,
-                "first_tx": c.first_tx, "last_tx": c.last_tx,
-                "first_at": c.first_at.to_string(), "last_at": c.last_at.to_string(),
-            }))?;
+            ui.json(&Value::from_iter([
+                ("tx", Value::from(c.tx)),
+                ("key", Value::from(&c.key)),
+                ("path", Value::from(c.path.to_string())),
+                ("rule", Value::from(c.rule)),
+                ("mode", Value::from(c.mode.as_str())),
+                ("replaced", Value::from(c.replaced)),
+                ("kept", Value::from(c.kept)),
+                ("first_tx", Value::from(c.first_tx)),
+                ("last_tx", Value::from(c.last_tx)),
+                ("first_at", Value::from(c.first_at.to_string())),
+                ("last_at", Value::from(c.last_at.to_string())),
+            ]))?;
         } else {
             ui.line(format!(
                 "{}  {}  {}  {} changes -> {}  {} .. {}",
@@ -135,15 +144,20 @@ fn totals(plan: &[Compaction]) -> String {
 }
 
 fn summary_json(o: &GcOutcome) -> Value {
-    json!({
-        "summary": true, "dry_run": false, "tx": o.tx.as_ref().map(|t| t.id),
-        "replaced": o.plan.replaced(), "kept": o.plan.kept(),
-        "checkpoints_written": o.checkpoints_written,
-        "checkpoints_dropped": o.checkpoints_dropped,
-        "objects_removed": o.objects_removed, "object_bytes_freed": o.object_bytes_freed,
-        "temp_files_removed": o.temp_files_removed,
-        "db_bytes_before": o.db_bytes_before, "db_bytes_after": o.db_bytes_after,
-    })
+    Value::from_iter([
+        ("summary", Value::from(true)),
+        ("dry_run", Value::from(false)),
+        ("tx", Value::from(o.tx.as_ref().map(|t| t.id))),
+        ("replaced", Value::from(o.plan.replaced())),
+        ("kept", Value::from(o.plan.kept())),
+        ("checkpoints_written", Value::from(o.checkpoints_written)),
+        ("checkpoints_dropped", Value::from(o.checkpoints_dropped)),
+        ("objects_removed", Value::from(o.objects_removed)),
+        ("object_bytes_freed", Value::from(o.object_bytes_freed)),
+        ("temp_files_removed", Value::from(o.temp_files_removed)),
+        ("db_bytes_before", Value::from(o.db_bytes_before)),
+        ("db_bytes_after", Value::from(o.db_bytes_after)),
+    ])
 }
 
 fn plural(n: usize) -> &'static str {

@@ -2,7 +2,7 @@ use super::ui::{one_line, palette, show_time};
 use super::{CliError, Env, OutputOpts, Ui};
 use clap::Args;
 use hist::DocPath;
-use serde_json::{Value, json};
+use hist::canon::Value;
 
 /// List every change that altered the value at PATH, oldest first
 ///
@@ -31,16 +31,16 @@ pub fn cmd_history(ui: &mut Ui, env: &Env, args: &HistoryArgs) -> Result<(), Cli
     ui.page();
     for e in &entries {
         if args.output.json {
-            let mut obj = json!({
-                "at": e.tx.at.to_string(),
-                "actor": e.tx.actor,
-                "tx": e.tx.id,
-                "reason": e.tx.reason,
-                "key": args.key,
-                "path": e.path.to_string(),
-                "op": e.op.as_str(),
-                "change_path": e.change_path.to_string(),
-            });
+            let mut obj = Value::from_iter([
+                ("at", Value::from(e.tx.at.to_string())),
+                ("actor", Value::from(&e.tx.actor)),
+                ("tx", Value::from(e.tx.id)),
+                ("reason", Value::from(e.tx.reason.clone())),
+                ("key", Value::from(&args.key)),
+                ("path", Value::from(e.path.to_string())),
+                ("op", Value::from(e.op.as_str())),
+                ("change_path", Value::from(e.change_path.to_string())),
+            ]);
             if let Value::Object(map) = &mut obj {
                 if e.compacted {
                     map.insert("compacted".into(), Value::Bool(true));

@@ -1,5 +1,5 @@
 use super::ui::{change_brief, read_input};
-use super::write::report_commit;
+use super::write::report_written;
 use super::{CliError, Env, OutputOpts, Ui, WriteOpts};
 use clap::Args;
 use hist::PutOutcome;
@@ -47,7 +47,7 @@ pub fn cmd_ingest(ui: &mut Ui, env: &Env, args: &IngestArgs) -> Result<(), CliEr
         return Ok(());
     }
     if args.output.json || commit.changes.len() <= 20 {
-        return report_commit(ui, commit, args.output);
+        return report_written(ui, commit, args.output);
     }
     // A short summary for large diffs.
     for w in &commit.warnings {

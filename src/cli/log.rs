@@ -1,8 +1,8 @@
 use super::ui::{change_json, paint_change, palette, show_time};
 use super::{CliError, Env, OutputOpts, Ui, parse_when};
 use clap::Args;
+use hist::canon::Value;
 use hist::{DocPath, LogFilter};
-use serde_json::json;
 
 /// List transactions, newest first
 ///
@@ -58,17 +58,21 @@ pub fn cmd_log(ui: &mut Ui, env: &Env, args: &LogArgs) -> Result<(), CliError> {
     for entry in entries {
         let tx = &entry.tx;
         if args.output.json {
-            let mut obj = json!({
-                "tx": tx.id, "at": tx.at.to_string(), "actor": tx.actor, "reason": tx.reason,
-                "kind": tx.kind, "change_count": entry.change_count,
-            });
+            let mut obj = Value::from_iter([
+                ("tx", Value::from(tx.id)),
+                ("at", Value::from(tx.at.to_string())),
+                ("actor", Value::from(&tx.actor)),
+                ("reason", Value::from(tx.reason.clone())),
+                ("kind", Value::from(&tx.kind)),
+                ("change_count", Value::from(entry.change_count)),
+            ]);
             if args.patch {
                 let changes: Vec<_> = entry
                     .changes
                     .iter()
                     .map(|c| change_json(tx, &c.key, &c.change))
                     .collect();
-                obj["changes"] = serde_json::Value::Array(changes);
+                obj["changes"] = Value::Array(changes);
             }
             ui.json(&obj)?;
             continue;

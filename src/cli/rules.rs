@@ -1,8 +1,8 @@
 use super::{CliError, Env, OutputOpts, Ui, WriteOpts};
 use clap::{Args, Subcommand};
+use hist::canon::Value;
 use hist::path::PathPattern;
 use hist::rules::{RuleKind, check_glob};
-use serde_json::json;
 
 /// List or declare rules: array keys, sets, personal paths, retention
 ///
@@ -142,10 +142,14 @@ pub fn cmd_rules(ui: &mut Ui, env: &Env, args: &RulesArgs) -> Result<(), CliErro
         let repo = env.repo()?;
         for rule in repo.rules() {
             if args.output.json {
-                ui.json(&json!({
-                    "id": rule.id, "tx": rule.tx, "kind": rule.kind.name(),
-                    "pattern": rule.pattern.to_string(), "keys": rule.keys, "spec": rule.kind.spec(),
-                }))?;
+                ui.json(&Value::from_iter([
+                    ("id", Value::from(rule.id)),
+                    ("tx", Value::from(rule.tx)),
+                    ("kind", Value::from(rule.kind.name())),
+                    ("pattern", Value::from(rule.pattern.to_string())),
+                    ("keys", Value::from(rule.keys.clone())),
+                    ("spec", rule.kind.spec()),
+                ]))?;
             } else {
                 ui.line(format!("{:>4}  {rule}", rule.id))?;
             }

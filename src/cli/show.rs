@@ -50,7 +50,7 @@ pub fn cmd_show(ui: &mut Ui, env: &Env, args: &ShowArgs) -> Result<(), CliError>
     };
     let shown: Cow<'_, str> = match &path {
         None => Cow::Borrowed(&text),
-        Some(p) => match hist::textdiff::get_text(&text, p.segments()) {
+        Some(p) => match p.get_text(&text) {
             Some(value) => Cow::Borrowed(value),
             // Not found in the text: the parsed document has the last word.
             None => {

@@ -1,7 +1,7 @@
 use super::{CliError, Env, Ui};
 use clap::Args;
 use hist::SqlValue;
-use serde_json::{Map, Value};
+use hist::canon::{Map, Value};
 
 /// Run a read-only SQL query over the change log
 ///
@@ -59,7 +59,7 @@ pub fn cmd_sql(ui: &mut Ui, env: &Env, args: &SqlArgs) -> Result<(), CliError> {
     let result = repo.query_readonly(&args.query)?;
     if args.json {
         for row in &result.rows {
-            let obj: Map<String, Value> = result
+            let obj: Map = result
                 .columns
                 .iter()
                 .cloned()

@@ -3,7 +3,7 @@
 use super::track::{paths, track_error};
 use super::{CliError, Env, OutputOpts, Ui};
 use clap::Args;
-use serde_json::json;
+use hist::canon::Value;
 use std::path::PathBuf;
 use std::time::SystemTime;
 
@@ -43,7 +43,10 @@ pub fn cmd_status(ui: &mut Ui, env: &Env, args: &StatusArgs) -> Result<(), CliEr
     let status = repo.status(SystemTime::now()).map_err(track_error)?;
     for f in &status.files {
         if args.output.json {
-            ui.json(&json!({"key": f.key, "status": f.state.as_str()}))?;
+            ui.json(&Value::from_iter([
+                ("key", Value::from(&f.key)),
+                ("status", Value::from(f.state.as_str())),
+            ]))?;
         } else {
             ui.line(format!("{:<9} {}", f.state.as_str(), f.key))?;
         }
@@ -64,7 +67,10 @@ pub fn cmd_untrack(ui: &mut Ui, env: &Env, args: &UntrackArgs) -> Result<(), Cli
         .map_err(track_error)?;
     for key in &done.keys {
         if args.output.json {
-            ui.json(&json!({"key": key, "status": "untracked"}))?;
+            ui.json(&Value::from_iter([
+                ("key", Value::from(key)),
+                ("status", Value::from("untracked")),
+            ]))?;
         } else {
             ui.line(format!("untracked {key}"))?;
         }

@@ -2,8 +2,8 @@
 
 use super::{CliError, Env, OutputOpts, Ui, WriteOpts};
 use clap::Args;
+use hist::canon::Value;
 use hist::track::{FileState, Phase, Progress, Recorded};
-use serde_json::json;
 use std::path::{Path, PathBuf};
 use std::time::SystemTime;
 
@@ -155,10 +155,15 @@ fn report(ui: &mut Ui, rec: Recorded, output: OutputOpts, nothing: &str) -> Resu
     };
     for (i, f) in rec.files.iter().enumerate() {
         if output.json {
-            ui.json(&json!({
-                "at": tx.at.to_string(), "actor": tx.actor, "tx": tx.id, "reason": tx.reason,
-                "key": f.key, "status": f.state.as_str(), "changes": f.changes,
-            }))?;
+            ui.json(&Value::from_iter([
+                ("at", Value::from(tx.at.to_string())),
+                ("actor", Value::from(&tx.actor)),
+                ("tx", Value::from(tx.id)),
+                ("reason", Value::from(tx.reason.clone())),
+                ("key", Value::from(&f.key)),
+                ("status", Value::from(f.state.as_str())),
+                ("changes", Value::from(f.changes)),
+            ]))?;
         } else if i < 50 {
             let note = match (f.state, f.changes) {
                 (FileState::Modified, 0) => "  (bytes only)".to_owned(),

@@ -7,9 +7,9 @@
 
 use super::CliError;
 use anstyle::{AnsiColor, Style};
+use hist::canon::Value;
 use hist::model::{Change, ChangeText};
 use hist::time::Timestamp;
-use serde_json::Value;
 use std::io::{self, BufWriter, IsTerminal, Write};
 use std::process::{Child, ChildStdin, Command, Stdio};
 
@@ -334,7 +334,7 @@ pub fn show_time(at: Timestamp) -> String {
 
 /// The NDJSON record of a change: `at, actor, tx, reason, key, path, op, old, new`.
 pub fn change_json(tx: &hist::TxInfo, key: &str, change: &Change) -> Value {
-    let mut obj: serde_json::Map<String, Value> = record_fields(tx, key, &change.path, change.op)
+    let mut obj: hist::canon::Map = record_fields(tx, key, &change.path, change.op)
         .into_iter()
         .map(|(name, v)| (name.to_owned(), v))
         .collect();

@@ -3,7 +3,7 @@
 use super::ui::{change_brief, change_text_json, parse_json, read_input};
 use super::{CliError, Env, OutputOpts, Ui, WriteOpts};
 use clap::Args;
-use hist::{Commit, DocPath};
+use hist::{DocPath, Written};
 use std::path::PathBuf;
 
 /// Write a JSON value at a path of a document
@@ -82,7 +82,7 @@ pub fn cmd_set(ui: &mut Ui, env: &Env, args: &SetArgs) -> Result<(), CliError> {
     let mut repo = env.repo()?;
     let mut txn = repo.begin(opts)?;
     txn.set(&args.key, &path, value)?;
-    report_commit(ui, txn.commit()?, args.output)
+    report_written(ui, txn.commit()?, args.output)
 }
 
 pub fn cmd_rm(ui: &mut Ui, env: &Env, args: &RmArgs) -> Result<(), CliError> {
@@ -91,23 +91,23 @@ pub fn cmd_rm(ui: &mut Ui, env: &Env, args: &RmArgs) -> Result<(), CliError> {
     let mut repo = env.repo()?;
     let mut txn = repo.begin(opts)?;
     txn.remove(&args.key, &path)?;
-    report_commit(ui, txn.commit()?, args.output)
+    report_written(ui, txn.commit()?, args.output)
 }
 
 pub fn cmd_apply(ui: &mut Ui, env: &Env, args: &ApplyArgs) -> Result<(), CliError> {
     let opts = env.tx_options(&args.write, "write")?;
     let (name, bytes) = read_input(Some(&args.file), env)?;
     let value = parse_json(&name, &bytes)?;
-    let patch: json_patch::Patch = serde_json::from_value(value)
+    let patch = hist::patch::Patch::from_value(&value)
         .map_err(|e| CliError::user(format!("{name} is not an RFC 6902 patch: {e}")))?;
     let mut repo = env.repo()?;
     let mut txn = repo.begin(opts)?;
     txn.patch(&args.key, &patch)?;
-    report_commit(ui, txn.commit()?, args.output)
+    report_written(ui, txn.commit()?, args.output)
 }
 
 /// Prints what a commit recorded: its changes, then a summary line.
-pub fn report_commit(ui: &mut Ui, commit: Commit, output: OutputOpts) -> Result<(), CliError> {
+pub fn report_written(ui: &mut Ui, commit: Written, output: OutputOpts) -> Result<(), CliError> {
     for warning in &commit.warnings {
         ui.warn(warning);
     }

@@ -33,6 +33,7 @@
 
 use super::{GcPlan, KeyPlan, Merge};
 use crate::canon;
+use crate::canon::Value;
 use crate::diff;
 use crate::error::{Error, Result};
 use crate::model::{Change, ChangeText, Op};
@@ -42,7 +43,6 @@ use crate::rules::{Rule, RuleKind};
 use crate::store::checkpoint;
 use crate::store::{self, Order, Store, Stored, WriteTxn};
 use crate::time::Timestamp;
-use serde_json::Value;
 use std::collections::{BTreeMap, HashMap};
 
 /// Changes read at once while a key's log is replayed.

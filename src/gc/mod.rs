@@ -5,6 +5,7 @@
 mod compact;
 mod sweep;
 
+use crate::canon::Value;
 use crate::error::Result;
 use crate::model::TxInfo;
 use crate::path::DocPath;
@@ -12,7 +13,6 @@ use crate::repo::{Repo, TxOptions};
 use crate::retention::Compaction;
 use crate::store::Record;
 use crate::time::Timestamp;
-use serde_json::Value;
 
 /// What `gc` will do: the compactions, per key and path, and the rewrites behind them.
 #[derive(Clone, Debug)]

@@ -42,123 +42,20 @@
 //! (of the master key) happens once per process that reads personal values.
 
 mod keys;
-mod seal;
+pub(crate) mod seal;
 
+pub use crate::error::ShredError;
 pub(crate) use keys::Keys;
 pub use seal::{FORGOTTEN, RAW_MAGIC, SEALED, forgotten_marker};
 
+use crate::canon::Value;
 use crate::error::{Error, Result};
-use crate::model::{Change, TxInfo};
+use crate::model::Change;
 use crate::path::{DocPath, PathPattern, PatternSegment};
-use crate::repo::{HIST_DIR, Repo, TxOptions};
 use crate::rules::{Rule, RuleKind, glob_matches};
 use crate::store::Store;
-use crate::store::objects::Objects;
 use keys::Secret;
-use serde_json::Value;
 use std::ops::ControlFlow;
-use std::path::{Path, PathBuf};
-
-/// Why a crypto-shredding operation failed.
-#[derive(Debug, thiserror::Error)]
-#[non_exhaustive]
-pub enum ShredError {
-    /// `keys.db` is not there, but sealed values need it.
-    #[error("{} is missing; it holds the keys of the personal values", .0.display())]
-    KeysMissing(PathBuf),
-    /// Something cryptographic failed (a damaged `keys.db`, no randomness).
-    #[error("{0}")]
-    Crypto(String),
-    /// A personal rule over values that are already in the log in plaintext.
-    #[error(
-        "cannot declare {pattern} personal: {count} {changes} in the log (the first: {key}, tx {tx}) \
-         already {hold} plaintext there",
-        changes = if *count == 1 { "change" } else { "changes" },
-        hold = if *count == 1 { "holds" } else { "hold" },
-    )]
-    PlaintextInLog {
-        /// The rule's pattern.
-        pattern: String,
-        /// How many change rows hold plaintext there.
-        count: usize,
-        /// The first such row's key…
-        key: String,
-        /// …and transaction.
-        tx: i64,
-    },
-    /// A personal value whose subject cannot be read from the document.
-    #[error(
-        "{key}: the personal value at {pattern} takes its subject from {from}, \
-         where the document holds no string or number"
-    )]
-    NoSubject {
-        /// The document.
-        key: String,
-        /// Where the personal value is.
-        pattern: String,
-        /// The rule's `--subject-from`.
-        from: String,
-    },
-    /// `forget` of a subject that has no key.
-    #[error("no personal values of subject {0:?} are stored")]
-    UnknownSubject(String),
-    /// `forget` of a subject that was forgotten and has no new values.
-    #[error("subject {subject:?} was already forgotten in tx {tx}")]
-    AlreadyForgotten {
-        /// The subject.
-        subject: String,
-        /// The forget.
-        tx: i64,
-    },
-    /// A backup to a place that already holds one.
-    #[error("{} already exists; a backup goes to a new place", .0.display())]
-    BackupExists(PathBuf),
-    /// A sealed value that its subject's key does not open (and the subject was never
-    /// forgotten): damage.
-    #[error("a sealed value of subject {0} does not decrypt with its key")]
-    Damaged(String),
-}
-
-impl ShredError {
-    /// A hint for the person at the terminal.
-    pub fn hint(&self) -> Option<&'static str> {
-        Some(match self {
-            ShredError::KeysMissing(_) => {
-                "restore keys.db from a backup (`hist backup DIR` writes one); without it the personal values cannot be read"
-            }
-            ShredError::PlaintextInLog { .. } => {
-                "personal paths are declared before the first write that touches them; the log is append-only, so values already in it cannot be encrypted afterwards. Declare the rule in a new repository and import the data there"
-            }
-            ShredError::NoSubject { .. } => {
-                "write the subject field in the same document, or declare the rule without --subject-from (the subject is then the document key)"
-            }
-            ShredError::UnknownSubject(_) => {
-                "the subject is the document key, or the value at the rule's --subject-from path; `hist rules` lists the personal rules"
-            }
-            _ => return None,
-        })
-    }
-}
-
-/// What [`Repo::forget`] did.
-#[derive(Clone, Debug)]
-pub struct Forgotten {
-    /// The subject id the log names.
-    pub subject_id: String,
-    /// The `forget` transaction.
-    pub tx: TxInfo,
-}
-
-/// What [`Repo::backup`] wrote.
-#[derive(Clone, Debug)]
-pub struct Backup {
-    /// The new `.hist` directory.
-    pub dir: PathBuf,
-    /// How many objects were copied.
-    pub objects: usize,
-    /// Where the keys went (`None`: the repository has no `keys.db`).
-    pub keys: Option<PathBuf>,
-}
 
 /// Called when a repository is opened: the keys of forgotten subjects are deleted before
 /// anything is read.
@@ -166,11 +63,11 @@ pub struct Backup {
 /// `hist.db` needs no `secure_delete`: personal values are sealed before they reach it, so
 /// its free pages never hold plaintext (zeroing them doubled the pages a large snapshot
 /// writes). `keys.db` has it on (`keys.rs`).
-pub(crate) fn on_open(repo: &Repo, create: bool) -> Result<()> {
+pub(crate) fn on_open(keys: &Keys, store: &Store, create: bool) -> Result<()> {
     if create {
-        repo.keys.create()?;
+        keys.create()?;
     }
-    repo.keys.shred_forgotten(&repo.store)?;
+    keys.shred_forgotten(store)?;
     Ok(())
 }
 
@@ -353,7 +250,7 @@ fn seal_walk(
 /// The plaintext of a sealed value; `None` when its key is gone (forgotten, or a newer key
 /// made after a forget). A key that exists but does not open it, for a subject never
 /// forgotten, is damage.
-fn open_sealed(
+pub(crate) fn open_sealed(
     value: &Value,
     keys: &Keys,
     fresh: &FreshKeys,
@@ -511,174 +408,6 @@ fn holds_plain(value: &Value, shape: &mut Vec<PatternSegment>, target: &[Pattern
             found
         }
         _ => false,
-    }
-}
-
-impl Repo {
-    /// Replaces every sealed value in `value` by its plaintext, or by the forgotten marker
-    /// `{"$hist:forgotten": true}` when its subject was forgotten. Reads do this already;
-    /// it is for values taken from the log some other way.
-    pub fn unseal(&self, value: &mut Value) -> Result<()> {
-        let none = FreshKeys::default();
-        unseal_in(value, &self.keys, &none, &self.store)
-    }
-
-    /// [`Repo::unseal`] for an optional document.
-    pub(crate) fn unseal_doc(&self, mut doc: Option<Value>) -> Result<Option<Value>> {
-        if let Some(d) = doc.as_mut() {
-            self.unseal(d)?;
-        }
-        Ok(doc)
-    }
-
-    /// [`Repo::unseal`] for the values of a change.
-    pub(crate) fn unseal_change(&self, mut change: Change) -> Result<Change> {
-        let none = FreshKeys::default();
-        unseal_change_in(&mut change, &self.keys, &none, &self.store)?;
-        Ok(change)
-    }
-
-    /// The original bytes of raw bytes stored by [`crate::Txn::seal_raw`] (a tracked file's
-    /// bytes); `None` when their subject was forgotten. Bytes that were not sealed come back
-    /// as they are.
-    pub fn unseal_raw(&self, stored: Vec<u8>) -> Result<Option<Vec<u8>>> {
-        let Some((sid, blob)) = seal::as_sealed_bytes(&stored) else {
-            return Ok(Some(stored));
-        };
-        let key = self.keys.get(sid)?;
-        if let Some(plain) = key.as_ref().and_then(|k| seal::open_bytes(blob, sid, k)) {
-            return Ok(Some(plain));
-        }
-        if key.is_some() && self.store.forgotten_in(sid)?.is_none() {
-            return Err(ShredError::Damaged(sid.to_owned()).into());
-        }
-        Ok(None)
-    }
-
-    /// The id under which the log knows `subject`.
-    pub fn subject_id(&self, subject: &str) -> Result<String> {
-        self.keys.subject_id(subject)
-    }
-
-    /// Forgets a subject: logs a `forget` transaction naming it (by id) and deletes its
-    /// key, so that every personal value of the subject, now and in all of history, reads
-    /// as forgotten. Refused when the subject has no key (nothing stored, or already
-    /// forgotten).
-    pub fn forget(&mut self, opts: TxOptions, subject: &str) -> Result<Forgotten> {
-        let sid = self.keys.subject_id(subject)?;
-        if self.keys.get(&sid)?.is_none() {
-            return Err(match self.store.forgotten_in(&sid)? {
-                Some(tx) => ShredError::AlreadyForgotten {
-                    subject: subject.to_owned(),
-                    tx,
-                },
-                None => ShredError::UnknownSubject(subject.to_owned()),
-            }
-            .into());
-        }
-        let mut opts = opts;
-        "forget".clone_into(&mut opts.kind);
-        let mut txn = self.begin(opts)?;
-        txn.forget_subject(sid.clone());
-        let commit = txn.commit()?;
-        let tx = commit
-            .tx
-            .ok_or_else(|| Error::Corrupt("a forget recorded no transaction".into()))?;
-        self.keys.shred_forgotten(&self.store)?;
-        Ok(Forgotten {
-            subject_id: sid,
-            tx,
-        })
-    }
-
-    /// Writes a consistent copy of the repository to `DIR/.hist` (the log through SQLite's
-    /// backup API, then every object), with the keys in a separate file: `keys_to`, or
-    /// `DIR/.hist/keys.db`. Refused when either already exists.
-    pub fn backup(&self, dir: &Path, keys_to: Option<&Path>) -> Result<Backup> {
-        let dest = dir.join(HIST_DIR);
-        let keys_dest = keys_to.map_or_else(|| dest.join("keys.db"), Path::to_path_buf);
-        for taken in [&dest, &keys_dest] {
-            if taken.exists() {
-                return Err(ShredError::BackupExists(taken.clone()).into());
-            }
-        }
-        let objects_dest = dest.join("objects");
-        std::fs::create_dir_all(&objects_dest).map_err(Error::io(&objects_dest))?;
-        self.store.backup_db(&dest.join("hist.db"))?;
-        // Objects are immutable and written before the rows that name them, so every
-        // object the copied log needs is there now.
-        let objects = self.store.objects();
-        let ids = objects.list().map_err(Error::io(objects.dir()))?;
-        let copy = Objects::new(objects_dest);
-        for id in &ids {
-            let to = copy.path_of(id);
-            if let Some(shard) = to.parent() {
-                std::fs::create_dir_all(shard).map_err(Error::io(shard))?;
-            }
-            std::fs::copy(objects.path_of(id), &to).map_err(Error::io(&to))?;
-        }
-        let keys = if self.keys.path().is_file() {
-            if let Some(parent) = keys_dest.parent() {
-                std::fs::create_dir_all(parent).map_err(Error::io(parent))?;
-            }
-            self.keys.backup_to(&keys_dest)?;
-            Some(keys_dest)
-        } else {
-            None
-        };
-        Ok(Backup {
-            dir: dest,
-            objects: ids.len(),
-            keys,
-        })
-    }
-}
-
-impl Repo {
-    /// For `fsck`: every sealed value in the log opens with its subject's key, or its
-    /// subject was forgotten. Problems are added to `problems`, one sentence per subject.
-    pub(crate) fn check_sealed(&self, problems: &mut Vec<String>) -> Result<()> {
-        if !self.keys.personal_seen(&self.store)? {
-            return Ok(());
-        }
-        if !self.keys.path().is_file() {
-            problems.push(format!(
-                "{} is missing: no personal value can be read",
-                self.keys.path().display()
-            ));
-            return Ok(());
-        }
-        let none = FreshKeys::default();
-        // Per subject: how many values, and whether their key is missing (or damaged).
-        let mut bad: std::collections::BTreeMap<String, (usize, bool)> = Default::default();
-        self.store.each_change(None, |_, _, stored| {
-            let change = self.store.load_change(stored)?;
-            for mut value in [change.old, change.new].into_iter().flatten() {
-                seal::for_each_sealed(&mut value, &mut |v| {
-                    let sid = seal::as_sealed(v).map_or("", |(_, sid)| sid).to_owned();
-                    let what = match open_sealed(v, &self.keys, &none, &self.store) {
-                        Ok(Some(_)) => return Ok(()),
-                        Ok(None) if self.store.forgotten_in(&sid)?.is_some() => return Ok(()),
-                        Ok(None) => true,
-                        Err(Error::Shred(ShredError::Damaged(_))) => false,
-                        Err(e) => return Err(e),
-                    };
-                    bad.entry(sid).or_insert((0, what)).0 += 1;
-                    Ok(())
-                })?;
-            }
-            Ok::<_, Error>(ControlFlow::Continue(()))
-        })?;
-        for (sid, (n, missing)) in bad {
-            let (values, what) = match (n, missing) {
-                (1, true) => ("value has", "no key, and the subject was never forgotten"),
-                (_, true) => ("values have", "no key, and the subject was never forgotten"),
-                (1, false) => ("value does", "not decrypt with its key"),
-                (_, false) => ("values do", "not decrypt with their key"),
-            };
-            problems.push(format!("subject {sid}: {n} sealed {values} {what}"));
-        }
-        Ok(())
     }
 }
 

@@ -16,11 +16,11 @@
 use super::ShredError;
 use super::keys::Secret;
 use crate::canon;
+use crate::canon::{Map, Value};
 use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD_NO_PAD;
 use chacha20poly1305::aead::{Aead, KeyInit, Payload};
 use chacha20poly1305::{XChaCha20Poly1305, XNonce};
-use serde_json::{Map, Value};
 
 /// The prefix of a sealed value.
 pub const SEALED: &str = "$hist:sealed:";
@@ -161,7 +161,6 @@ pub(crate) fn for_each_sealed(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use serde_json::json;
 
     #[test]
     fn seal_is_deterministic_per_key_and_opens() {

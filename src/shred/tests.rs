@@ -5,8 +5,9 @@
 use super::*;
 use crate::model::Actor;
 use crate::path::PathPattern;
+use crate::repo::{Repo, TxOptions};
 use crate::time::{Timestamp, When};
-use serde_json::json;
+use std::path::{Path, PathBuf};
 
 const ALICE_EMAIL: &str = "alice.unique@example.com";
 const ALICE_NAME: &str = "Alice Uniquename";

@@ -282,7 +282,11 @@ impl Store {
         let mut exact = path.ancestors();
         exact.push(path.clone());
         let exact = self.path_ids_of(&exact)?;
-        let exact = serde_json::to_string(&exact).unwrap_or_else(|_| "[]".into());
+        let exact = exact
+            .iter()
+            .map(|&id| crate::canon::Value::from(id))
+            .collect::<crate::canon::Value>()
+            .to_string();
         let mut stmt = self.conn.prepare_cached(&sql)?;
         let mut rows = stmt.query(params![key_id, after, upto, exact, path.to_string()])?;
         while let Some(r) = rows.next()? {

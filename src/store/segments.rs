@@ -31,6 +31,9 @@ const SEGMENT_LEVEL: i32 = 9;
 /// How many decoded segments a store keeps.
 const CACHED_SEGMENTS: usize = 4;
 
+/// A change with its old and new values' text, ready to seal.
+type LoadedChange = (StoredChange, Option<String>, Option<String>);
+
 /// A row of the segment index.
 #[derive(Clone, Debug)]
 pub(crate) struct SegmentRow {
@@ -429,12 +432,7 @@ impl WriteTxn<'_> {
 impl Store {
     /// The tail rows of key `key_id` with `after < seq <= upto`, oldest first, each with
     /// its values' text (large values read from their objects).
-    fn tail_rows(
-        &self,
-        key_id: i64,
-        after: i64,
-        upto: i64,
-    ) -> Result<Vec<(StoredChange, Option<String>, Option<String>)>> {
+    fn tail_rows(&self, key_id: i64, after: i64, upto: i64) -> Result<Vec<LoadedChange>> {
         let mut stmt = self.conn.prepare_cached(
             "SELECT id, seq, tx, path_id, op, old, new, old_obj, new_obj FROM change_log
              WHERE key_id = ?1 AND seq > ?2 AND seq <= ?3 ORDER BY seq",

@@ -4,8 +4,8 @@
 use super::objects::Objects;
 use super::{LARGE_VALUE, Store, corrupt};
 use crate::canon::ObjectId;
+use crate::canon::Value;
 use crate::error::{Error, Result};
-use serde_json::Value;
 use std::borrow::Cow;
 
 /// A stored value, not loaded yet.
@@ -35,7 +35,7 @@ impl Stored {
 
 /// Parses JSON text written by hist itself.
 pub(crate) fn parse_stored(text: &str) -> Result<Value> {
-    serde_json::from_str(text)
+    crate::canon::parse_str(text)
         .map_err(|e| Error::Corrupt(format!("stored JSON does not parse: {e}")))
 }
 
@@ -61,7 +61,7 @@ impl Store {
     /// Reads and parses a stored object.
     pub(crate) fn load_object(&self, id: &ObjectId) -> Result<Value> {
         let bytes = self.object_bytes(id)?;
-        serde_json::from_slice(&bytes)
+        crate::canon::parse(&bytes)
             .map_err(|e| Error::Corrupt(format!("object {id} does not parse: {e}")))
     }
 

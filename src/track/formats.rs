@@ -13,7 +13,8 @@
 //! kept apart (as an object), so nothing here needs to be reversible.
 
 use crate::canon::{self, ObjectId};
-use serde_json::{Map, Value};
+use crate::canon::{Map, Value};
+use crate::error::FileParseError;
 
 /// How a tracked file is read.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -55,22 +56,6 @@ impl Format {
     }
 }
 
-/// A tracked file whose content does not parse in its format.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("{file} is not valid {format} (line {line}, column {column}): {message}")]
-pub struct FileParseError {
-    /// The file's key (its path relative to the repository root).
-    pub file: String,
-    /// `JSON`, `TOML` or `YAML`.
-    pub format: &'static str,
-    /// 1-based line.
-    pub line: usize,
-    /// 1-based column (in characters).
-    pub column: usize,
-    /// What is wrong.
-    pub message: String,
-}
-
 /// Reads the bytes of the file `key` into the JSON model.
 pub fn parse_file(key: &str, bytes: &[u8]) -> Result<Value, FileParseError> {
     let format = Format::of(key);
@@ -95,14 +80,13 @@ pub fn parse_file(key: &str, bytes: &[u8]) -> Result<Value, FileParseError> {
         let (line, column) = line_column(bytes, e.valid_up_to());
         fail(line, column, "the file is not UTF-8 text".to_owned())
     })?;
-    let value = match format {
+    match format {
         Format::Toml => parse_toml(text).map_err(|(at, msg)| {
             let (line, column) = line_column(text.as_bytes(), at);
             fail(line, column, msg)
-        })?,
-        _ => parse_yaml(text).map_err(|(line, column, msg)| fail(line, column, msg))?,
-    };
-    canon::normalize(value).map_err(|e| fail(1, 1, e.to_string()))
+        }),
+        _ => parse_yaml(text).map_err(|(line, column, msg)| fail(line, column, msg)),
+    }
 }
 
 /// The value of a file whose bytes are not UTF-8 text.
@@ -211,7 +195,6 @@ fn first_line(message: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use serde_json::json;
 
     #[test]
     fn formats_by_extension() {

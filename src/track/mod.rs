@@ -22,7 +22,8 @@ pub mod formats;
 mod restore;
 mod scan;
 
-pub use formats::{FileParseError, Format};
+pub use crate::error::{FileParseError, TrackError};
+pub use formats::Format;
 pub use restore::{FileVersion, Restored, check_file_key};
 pub use scan::{FileState, RACY_NS};
 
@@ -114,69 +115,6 @@ fn store_objects(
             None => Ok(out),
         }
     })
-}
-
-/// Why a tracking command was refused.
-#[derive(Debug, thiserror::Error)]
-#[non_exhaustive]
-pub enum TrackError {
-    /// A file that does not parse in its format.
-    #[error(transparent)]
-    Parse(#[from] FileParseError),
-    /// A path argument outside the repository.
-    #[error("{path} is outside the repository ({root})")]
-    OutsideRoot {
-        /// As given.
-        path: String,
-        /// The repository root.
-        root: String,
-    },
-    /// A key that would be written outside the repository root.
-    #[error(
-        "{0:?} does not name a file inside the repository; a tracked file's key is a relative path without `.` or `..`"
-    )]
-    UnsafeKey(String),
-    /// A path through a symbolic link.
-    #[error("{0} is a symbolic link; hist does not follow links")]
-    Symlink(String),
-    /// A path inside `.hist/` or `.git/`.
-    #[error("{0} is inside .hist/ or .git/, which hist never tracks")]
-    Reserved(String),
-    /// A path that does not exist.
-    #[error("{0}: no such file or directory")]
-    NotFound(String),
-    /// A path outside the tracked set.
-    #[error("{0} is not tracked")]
-    NotTracked(String),
-    /// A file name that cannot be a key.
-    #[error("{0}: the file name is not UTF-8 text without control characters")]
-    BadName(String),
-    /// The file's bytes belonged to a forgotten subject.
-    #[error("the bytes of {0} belonged to a subject that was forgotten; they cannot be restored")]
-    Forgotten(String),
-    /// No version of the file then.
-    #[error("{key} was not a tracked file {when}")]
-    NoVersion {
-        /// The file's key.
-        key: String,
-        /// `now`, `at @…`.
-        when: String,
-    },
-    /// A restore that would overwrite uncommitted changes.
-    #[error("{0} has changes that are not committed")]
-    Uncommitted(String),
-    /// A restore that would overwrite another file.
-    #[error("{0} already exists")]
-    Exists(String),
-    /// Something other than a regular file is where a file should be written.
-    #[error("{0} is not a regular file")]
-    NotAFile(String),
-    /// A file replaced while it was being read.
-    #[error("{0} changed while hist was reading it; run the command again")]
-    Raced(String),
-    /// A `.histignore` that cannot be read.
-    #[error(".histignore: {0}")]
-    Ignore(String),
 }
 
 /// Which part of a long operation is running.

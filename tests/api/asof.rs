@@ -4,9 +4,9 @@
 //! text), and that no read replays more changes than the checkpoint policy allows. Then
 //! snapshots with keyed arrays and sets: reads on text give what reads on values give.
 
+use hist::canon::Value;
 use hist::{Actor, Direction, DocPath, Repo, Timestamp, TxOptions};
 use proptest::prelude::*;
-use serde_json::{Value, json};
 use std::collections::BTreeMap;
 
 #[derive(Debug, Clone)]

@@ -1,10 +1,10 @@
 //! Tests of `Repo::blame`: leaves, setters, subtrees, as-of, early stop, and a property
 //! test against a naive oracle (replaying every version).
+use hist::canon::Value;
 use hist::path::{DocPath, Segment};
 use hist::rules::RuleKind;
 use hist::{Actor, Blame, BlameReads, Repo, Timestamp, TxOptions, When};
 use proptest::prelude::*;
-use serde_json::{Value, json};
 
 /// 2026-01-01T00:00:00Z
 const T0: i64 = 1_767_225_600_000_000;
@@ -201,8 +201,9 @@ fn as_of_and_subtree() {
 #[test]
 fn a_long_history_costs_lookups_not_rows() {
     let mut f = Fixture::new();
-    let fields: serde_json::Map<String, Value> =
-        (0..20).map(|i| (format!("f{i}"), json!(i))).collect();
+    let fields: serde_json::Map<String, serde_json::Value> = (0..20)
+        .map(|i| (format!("f{i}"), serde_json::json!(i)))
+        .collect();
     f.set(
         "",
         json!({"fixed": fields, "hot": 0, "list": [1, 2], "empty": {}}),

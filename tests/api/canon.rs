@@ -4,12 +4,10 @@
 //! Conformance data comes from `<CARGO_MANIFEST_DIR>/../shared/conformance` when present
 //! (skipped with a `SKIPPED:` line otherwise) and from the small byte-exact copy in
 //! `fixtures/conformance/`, which is always checked.
-use hist::canon::{self, MAX_DEPTH, ObjectId, ParseError};
+use hist::canon::{self, MAX_DEPTH, Map, Number, ObjectId, ParseError, Value};
 use proptest::prelude::*;
-use serde_json::{Map, Number, Value, json};
 use std::cmp::Ordering;
 use std::path::{Path, PathBuf};
-use std::str::FromStr;
 
 // ---------------------------------------------------------------------------------------
 // Conformance data
@@ -352,7 +350,7 @@ fn integers_are_kept_digit_for_digit() {
         assert_eq!(canonical(&format!("[{text}]")), format!("[{text}]"));
         let value = canon::parse_str(text).unwrap();
         assert_eq!(value.as_number().unwrap().as_str(), text);
-        assert_eq!(canon::normalize(value.clone()).unwrap(), value);
+        assert_eq!(text.parse::<Number>().unwrap().as_str(), text);
     }
     // Through a double these would have changed.
     assert_ne!(
@@ -435,16 +433,15 @@ fn non_finite_numbers_are_refused() {
             .contains("out of range")
     );
 
-    let big = Value::Number(Number::from_str("1e400").unwrap());
-    let e = canon::normalize(json!({"a": [big.clone()]})).unwrap_err();
-    // serde_json itself writes the exponent's sign.
-    assert_eq!(big.as_number().unwrap().as_str(), "1e+400");
+    // No number holds such a value: there is none to write.
+    let e = "1e400".parse::<Number>().unwrap_err();
     assert_eq!(
         e.to_string(),
-        "number 1e+400 is out of range (not a finite double)"
+        "number 1e400 is out of range (not a finite double)"
     );
-    // Writers never fail or panic; they keep the text (which parse then refuses).
-    assert_eq!(canon::to_canonical_string(&json!([big])), "[1e+400]");
+    for text in ["", " 1", "1 ", "01", "1.", "+1", "0x10", "NaN", "1e", "--1"] {
+        assert!(text.parse::<Number>().is_err(), "{text:?}");
+    }
 
     assert_eq!(canon::number_from_f64(f64::INFINITY), None);
     assert_eq!(canon::number_from_f64(f64::NEG_INFINITY), None);
@@ -455,20 +452,28 @@ fn non_finite_numbers_are_refused() {
 }
 
 #[test]
-fn normalize_rewrites_every_number() {
-    // `json!` builds numbers through serde_json's own formatting (`1.0`, `1e30`).
+fn every_way_of_making_a_number_gives_its_canonical_form() {
+    // `serde_json` holds these as doubles (`1.0`, `1e30`); converted, they are canonical.
     let value = json!({"a": [1.0, -0.0, 2.50, 1e30], "b": {"c": 0.1}, "d": "1.0"});
-    let normalized = canon::normalize(value.clone()).unwrap();
-    assert_eq!(
-        normalized,
-        canon::parse_str(r#"{"a":[1,0,2.5,1e+30],"b":{"c":0.1},"d":"1.0"}"#).unwrap()
-    );
-    // Writing a value that is not normalized gives the same bytes.
+    let parsed = canon::parse_str(r#"{"a":[1,0,2.5,1e+30],"b":{"c":0.1},"d":"1.0"}"#).unwrap();
+    assert_eq!(value, parsed);
     assert_eq!(
         canon::to_canonical_string(&value),
         r#"{"a":[1,0,2.5,1e+30],"b":{"c":0.1},"d":"1.0"}"#
     );
-    assert_eq!(canon::hash(&value), canon::hash(&normalized));
+    assert_eq!(canon::hash(&value), canon::hash(&parsed));
+    assert_eq!(Value::from(2.5), canon::parse_str("2.50").unwrap());
+    assert_eq!(Value::from(-0.0), Value::from(0));
+    assert_eq!(Value::from(u64::MAX).to_string(), "18446744073709551615");
+    assert_eq!(Value::from(i128::MIN).to_string(), i128::MIN.to_string());
+    assert_eq!(Value::from(f64::NAN), Value::Null);
+    assert_eq!(
+        "4.50".parse::<Number>().unwrap(),
+        Number::from_f64(4.5).unwrap()
+    );
+    assert_eq!(Value::from(1.5).as_f64(), Some(1.5));
+    assert_eq!(Value::from(7).as_u64(), Some(7));
+    assert_eq!(canon::parse_str("1e2").unwrap().as_u64(), Some(100));
 }
 
 // ---------------------------------------------------------------------------------------
@@ -631,37 +636,34 @@ fn errors_carry_line_and_column() {
 }
 
 #[test]
-fn serde_json_number_token_is_a_reserved_member_name() {
-    let message = r#"member name "$serde_json::private::Number" is reserved (serde_json uses it to carry numbers)"#;
+fn serde_json_number_token_is_an_ordinary_member_name() {
+    // hist once had to refuse it, when its numbers went through serde_json's with
+    // `arbitrary_precision`; now it is a name like any other.
     for text in [
         r#"{"$serde_json::private::Number":"1"}"#,
         r#"{"$serde_json::private::Number":1}"#,
-        r#"{"$serde_json::private::Number":"x","b":[2]}"#,
-        r#"{"a":1,"$serde_json::private::Number":"1"}"#,
+        r#"{"$serde_json::private::Number":"1","a":1}"#,
         r#"[{"b":{"$serde_json::private::Number":{"c":"1e400"}}}]"#,
-        r#"{"$serde_json::private::Number":"1"}"#,
     ] {
-        assert_eq!(refused(text).message, message, "{text}");
+        assert_eq!(canonical(text), text);
     }
     assert_eq!(
-        refused("{\n \"$serde_json::private::Number\": \"1\"}"),
-        ParseError {
-            line: 2,
-            column: 36,
-            message: message.to_owned()
-        }
+        canon::parse_str(r#"{"$serde_json::private::Number":"1"}"#).unwrap()["$serde_json::private::Number"],
+        "1"
     );
-    // Why: serde_json's own parser reads such an object as a number.
+    // Duplicates are refused as any others.
     assert_eq!(
-        serde_json::from_str::<Value>(r#"{"$serde_json::private::Number":"1"}"#).unwrap(),
-        json!(1)
+        refused(r#"{"$serde_json::private::Number":"1","$serde_json::private::Number":"1"}"#)
+            .message,
+        r#"duplicate member name "$serde_json::private::Number""#
     );
-    // Near misses are ordinary names.
-    assert_eq!(
-        canonical(r#"{"$serde_json::private::Numbe":"1","$serde_json::private::Number ":2}"#),
-        r#"{"$serde_json::private::Numbe":"1","$serde_json::private::Number ":2}"#
+    // And this build's serde_json reads it as an object too: hist did not switch on its
+    // `arbitrary_precision` for the whole program.
+    assert!(
+        serde_json::from_str::<serde_json::Value>(r#"{"$serde_json::private::Number":"1"}"#)
+            .unwrap()
+            .is_object()
     );
-    // Built elsewhere, it is written as an ordinary member.
     let mut members = Map::new();
     members.insert("$serde_json::private::Number".to_owned(), json!("1"));
     assert_eq!(
@@ -753,11 +755,11 @@ fn pretty_layout() {
         canon::to_pretty_string(&json!({"a": 1})),
         "{\n  \"a\": 1\n}"
     );
-    // Same layout as serde_json, numbers canonical even when not normalized.
-    let value = json!({"a": [1.0, {"b": null}], "c": "é"});
+    // Same layout as serde_json.
+    let oracle = serde_json::json!({"a": [1, {"b": null}, [], {}], "c": "é"});
     assert_eq!(
-        canon::to_pretty_string(&value),
-        serde_json::to_string_pretty(&canon::normalize(value.clone()).unwrap()).unwrap()
+        canon::to_pretty_string(&Value::from(oracle.clone())),
+        serde_json::to_string_pretty(&oracle).unwrap()
     );
 }
 
@@ -801,16 +803,16 @@ fn arb_number() -> impl Strategy<Value = Number> {
     prop_oneof![
         any::<i64>().prop_map(Number::from),
         any::<u64>().prop_map(Number::from),
-        "-?[1-9][0-9]{18,40}".prop_map(|t| Number::from_str(&t).unwrap()),
+        "-?[1-9][0-9]{18,40}".prop_map(|t| t.parse::<Number>().unwrap()),
         finite
             .clone()
-            .prop_map(|f| Number::from_str(&format!("{f:?}")).unwrap()),
+            .prop_map(|f| format!("{f:?}").parse::<Number>().unwrap()),
         finite
             .clone()
-            .prop_map(|f| Number::from_str(&format!("{f:e}")).unwrap()),
+            .prop_map(|f| format!("{f:e}").parse::<Number>().unwrap()),
         finite.prop_map(|f| Number::from_f64(f).unwrap()),
         (-1000i32..1000, -30i32..30)
-            .prop_map(|(m, e)| Number::from_str(&format!("{m}.50E{e}")).unwrap()),
+            .prop_map(|(m, e)| format!("{m}.50E{e}").parse::<Number>().unwrap()),
     ]
 }
 
@@ -822,17 +824,24 @@ fn arb_string() -> impl Strategy<Value = String> {
 }
 
 fn arb_value() -> impl Strategy<Value = Value> {
+    arb_value_with(arb_number())
+}
+
+/// Values whose numbers `numbers` makes.
+fn arb_value_with(
+    numbers: impl Strategy<Value = Number> + 'static,
+) -> impl Strategy<Value = Value> {
     let leaf = prop_oneof![
         Just(Value::Null),
         any::<bool>().prop_map(Value::Bool),
-        arb_number().prop_map(Value::Number),
+        numbers.prop_map(Value::Number),
         arb_string().prop_map(Value::String),
     ];
     leaf.prop_recursive(5, 64, 8, |inner| {
         prop_oneof![
             prop::collection::vec(inner.clone(), 0..8).prop_map(Value::Array),
             prop::collection::vec((arb_string(), inner), 0..8)
-                .prop_map(|members| Value::Object(members.into_iter().collect::<Map<_, _>>())),
+                .prop_map(|members| Value::Object(members.into_iter().collect::<Map>())),
         ]
     })
 }
@@ -849,7 +858,7 @@ fn keys_below_e000(value: &Value) -> bool {
 }
 
 /// A slow, obviously correct canonical writer: members sorted by their UTF-16 code units
-/// collected into vectors, leaves written by serde_json (numbers must be normalized).
+/// collected into vectors, strings written by serde_json, numbers as the text they hold.
 fn reference_canonical(value: &Value) -> String {
     match value {
         Value::Array(values) => {
@@ -871,7 +880,31 @@ fn reference_canonical(value: &Value) -> String {
                 .collect();
             format!("{{{}}}", items.join(","))
         }
-        leaf => serde_json::to_string(leaf).unwrap(),
+        Value::String(s) => serde_json::to_string(s).unwrap(),
+        Value::Number(n) => n.as_str().to_owned(),
+        Value::Bool(b) => b.to_string(),
+        Value::Null => "null".to_owned(),
+    }
+}
+
+/// The same value as serde_json holds it (its numbers must fit 64 bits).
+fn to_serde(value: &Value) -> serde_json::Value {
+    match value {
+        Value::Null => serde_json::Value::Null,
+        Value::Bool(b) => serde_json::Value::Bool(*b),
+        Value::Number(n) => match (n.as_i64(), n.as_u64()) {
+            (Some(i), _) => i.into(),
+            (None, Some(u)) => u.into(),
+            _ => panic!("{n} does not fit 64 bits"),
+        },
+        Value::String(s) => serde_json::Value::String(s.clone()),
+        Value::Array(items) => serde_json::Value::Array(items.iter().map(to_serde).collect()),
+        Value::Object(members) => serde_json::Value::Object(
+            members
+                .iter()
+                .map(|(k, v)| (k.clone(), to_serde(v)))
+                .collect(),
+        ),
     }
 }
 
@@ -880,20 +913,24 @@ fn reference_canonical(value: &Value) -> String {
 /// nesting (past the 64 spaces written at once), numbers, literals and empty containers.
 #[test]
 fn pretty_text_of_a_large_document_is_laid_out_like_the_value() {
-    let deep = (0..40).fold(json!([1.5, "x"]), |v, i| json!({ format!("level {i}"): v }));
-    let items: Vec<Value> = (0..3000)
+    let deep = (0..40).fold(
+        serde_json::json!([1.5, "x"]),
+        |v, i| serde_json::json!({ format!("level {i}"): v }),
+    );
+    let items: Vec<serde_json::Value> = (0..3000)
         .map(|i| {
-            json!({"id": i, "name": format!("item \"{i}\" {}", "z".repeat(i % 90)),
+            serde_json::json!({"id": i, "name": format!("item \"{i}\" {}", "z".repeat(i % 90)),
                    "price": i * 7, "ok": i % 3 == 0, "none": null,
-                   "tags": [], "meta": {}, "deep": if i % 500 == 0 { deep.clone() } else { json!(-(i as i64)) }})
+                   "tags": [], "meta": {}, "deep": if i % 500 == 0 { deep.clone() } else { serde_json::json!(-(i as i64)) }})
         })
         .collect();
-    let value = json!({"items": items, "long": "y".repeat(100_000)});
+    let oracle = serde_json::json!({"items": items, "long": "y".repeat(100_000)});
+    let value = Value::from(oracle.clone());
     let text = canon::to_canonical_string(&value);
     assert!(text.len() > 4 * 64 * 1024, "{} bytes", text.len());
     // serde_json lays out the same (ASCII member names sort the same way, and no number
     // here has two forms): an oracle that shares no code with hist's.
-    let expected = serde_json::to_string_pretty(&value).unwrap();
+    let expected = serde_json::to_string_pretty(&oracle).unwrap();
     assert_eq!(canon::to_pretty_string(&value), expected);
     assert_eq!(canon::pretty_text(&text), expected);
     // Written to a writer that takes a few bytes at a time.
@@ -924,42 +961,45 @@ proptest! {
     }
 
     #[test]
-    fn canonical_text_parses_back_to_the_normalized_value(value in arb_value()) {
-        let normalized = canon::normalize(value.clone()).unwrap();
+    fn canonical_text_parses_back_to_the_value(value in arb_value()) {
         let text = canon::to_canonical_string(&value);
-        prop_assert_eq!(canon::parse_str(&text).unwrap(), normalized.clone());
-        // Idempotent, and independent of normalization.
-        prop_assert_eq!(canon::to_canonical_string(&normalized), text.clone());
+        prop_assert_eq!(canon::parse_str(&text).unwrap(), value.clone());
+        // Idempotent.
         let again = canon::to_canonical_string(&canon::parse_str(&text).unwrap());
         prop_assert_eq!(&again, &text);
+        prop_assert_eq!(value.to_string(), text.clone());
         let mut bytes = Vec::new();
         canon::write_canonical(&value, &mut bytes);
         prop_assert_eq!(bytes, text.as_bytes());
-        prop_assert_eq!(canon::hash(&value), canon::hash(&normalized));
-        prop_assert_eq!(&text, &reference_canonical(&normalized));
+        prop_assert_eq!(canon::hash(&value), ObjectId::of(text.as_bytes()));
+        prop_assert_eq!(&text, &reference_canonical(&value));
+        prop_assert_eq!(canon::canonical_text(text.as_bytes()).unwrap(), text);
     }
 
     #[test]
     fn pretty_text_parses_back_equal(value in arb_value()) {
-        let normalized = canon::normalize(value.clone()).unwrap();
         let pretty = canon::to_pretty_string(&value);
-        prop_assert_eq!(canon::parse_str(&pretty).unwrap(), normalized);
+        prop_assert_eq!(canon::parse_str(&pretty).unwrap(), value.clone());
+        prop_assert_eq!(format!("{value:#}"), pretty);
     }
 
-    /// Oracle: where byte order is UTF-16 order, serde_json's own writers (which print a
-    /// normalized number's text as is and escape like RFC 8785) give the same text.
+    /// Oracle: where byte order is UTF-16 order, serde_json's own writers (which escape
+    /// like RFC 8785, and print a 64-bit integer as hist does) give the same text.
     #[test]
-    fn matches_serde_json_where_orders_agree(value in arb_value()) {
+    fn matches_serde_json_where_orders_agree(
+        value in arb_value_with(any::<i64>().prop_map(Number::from))
+    ) {
         prop_assume!(keys_below_e000(&value));
-        let normalized = canon::normalize(value.clone()).unwrap();
+        let oracle = to_serde(&value);
         prop_assert_eq!(
             canon::to_canonical_string(&value),
-            serde_json::to_string(&normalized).unwrap()
+            serde_json::to_string(&oracle).unwrap()
         );
         prop_assert_eq!(
             canon::to_pretty_string(&value),
-            serde_json::to_string_pretty(&normalized).unwrap()
+            serde_json::to_string_pretty(&oracle).unwrap()
         );
+        prop_assert_eq!(Value::from(oracle), value);
     }
 
     #[test]

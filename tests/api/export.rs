@@ -1,7 +1,6 @@
 //! Tests of `Repo::export`: order, filters, early stop.
 use hist::path::DocPath;
 use hist::{Actor, Error, ExportFilter, LoggedChange, Repo, Timestamp, TxOptions, When};
-use serde_json::json;
 use std::ops::ControlFlow;
 
 /// 2026-01-01T00:00:00Z

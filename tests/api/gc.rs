@@ -1,10 +1,10 @@
 //! Retention and gc through the library: a generated year of price changes on a feed.
 
+use hist::canon::Value;
 use hist::path::PathPattern;
 use hist::retention::{Retention, Then};
 use hist::rules::RuleKind;
 use hist::{Actor, DocPath, Repo, SqlValue, Timestamp, TxOptions};
-use serde_json::{Value, json};
 use std::collections::{BTreeMap, HashMap};
 use std::path::Path;
 
@@ -94,8 +94,9 @@ fn generated_year(dir: &Path) -> Repo {
                 .map(|(id, p)| item(*id, &names[id], *p))
                 .collect();
             let mut txn = repo.begin(opts("ingest", at)).unwrap();
-            txn.put(FEED, json!({"currency": "EUR", "items": items}))
-                .unwrap();
+            let feed =
+                Value::from_iter([("currency", json!("EUR")), ("items", Value::from(items))]);
+            txn.put(FEED, feed).unwrap();
             if tick == 2 && day % 30 == 0 {
                 txn.put("config/app", json!({"price": day, "items": []}))
                     .unwrap();

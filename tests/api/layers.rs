@@ -123,3 +123,152 @@ fn the_command_line_never_touches_the_storage_crates() {
         }
     }
 }
+
+/// The library's top-level modules and those each one names (`crate::m`), from the sources
+/// (tests excluded: a test may use anything).
+fn module_graph() -> std::collections::BTreeMap<String, std::collections::BTreeSet<String>> {
+    let mut graph: std::collections::BTreeMap<String, std::collections::BTreeSet<String>> =
+        Default::default();
+    let src = manifest_dir().join("src");
+    for entry in walkdir::WalkDir::new(&src) {
+        let entry = entry.unwrap();
+        let rel = entry.path().strip_prefix(&src).unwrap().to_path_buf();
+        let name = rel.to_string_lossy().replace('\\', "/");
+        if !name.ends_with(".rs")
+            || name.starts_with("cli/")
+            || name == "lib.rs"
+            || name == "main.rs"
+            || name.ends_with("/tests.rs")
+        {
+            continue;
+        }
+        let top = name
+            .split('/')
+            .next()
+            .unwrap()
+            .trim_end_matches(".rs")
+            .to_owned();
+        let text = std::fs::read_to_string(entry.path()).unwrap();
+        // Code only: comments and the unit tests at the end of a file left out.
+        let code: String = text
+            .split("#[cfg(test)]\nmod tests")
+            .next()
+            .unwrap()
+            .lines()
+            .map(|l| l.split("//").next().unwrap())
+            .collect::<Vec<_>>()
+            .join("\n");
+        let deps = graph.entry(top.clone()).or_default();
+        let mut rest = code.as_str();
+        while let Some(at) = rest.find("crate::") {
+            rest = &rest[at + "crate::".len()..];
+            let names: Vec<&str> = if let Some(group) = rest.strip_prefix('{') {
+                let end = group.find('}').unwrap_or(group.len());
+                group[..end]
+                    .split(',')
+                    .map(|p| p.trim().split("::").next().unwrap().trim())
+                    .collect()
+            } else {
+                vec![
+                    rest.split(|c: char| !(c.is_alphanumeric() || c == '_'))
+                        .next()
+                        .unwrap(),
+                ]
+            };
+            for dep in names {
+                if !dep.is_empty()
+                    && dep != top
+                    && dep.chars().all(|c| c.is_ascii_lowercase() || c == '_')
+                {
+                    deps.insert(dep.to_owned());
+                }
+            }
+        }
+    }
+    let modules: std::collections::BTreeSet<String> = graph.keys().cloned().collect();
+    for deps in graph.values_mut() {
+        deps.retain(|d| modules.contains(d));
+    }
+    graph
+}
+
+#[test]
+fn the_library_s_modules_form_no_cycle_and_canonical_json_stands_alone() {
+    let graph = module_graph();
+    assert!(graph.len() > 20, "{graph:?}");
+    assert!(
+        graph["canon"].is_empty(),
+        "canonical JSON depends on {:?}",
+        graph["canon"]
+    );
+    // Peel off modules that depend on nothing left; what remains is in a cycle.
+    let mut left = graph.clone();
+    while let Some(free) = left
+        .iter()
+        .find(|(_, deps)| deps.iter().all(|d| !left.contains_key(d)))
+        .map(|(m, _)| m.clone())
+    {
+        left.remove(&free);
+    }
+    assert!(left.is_empty(), "modules in an import cycle: {left:?}");
+    // The transaction core calls down only: never into the features built on it.
+    for feature in ["gc", "rename", "fsck", "personal", "blame", "track"] {
+        assert!(!graph["txn"].contains(feature), "txn imports {feature}");
+        assert!(!graph["store"].contains(feature), "store imports {feature}");
+    }
+}
+
+#[test]
+fn only_the_store_speaks_sql_to_the_log() {
+    let tables = [
+        "tx",
+        "change_log",
+        "change_key",
+        "version",
+        "doc",
+        "checkpoint",
+        "check_log",
+        "rule",
+        "rename",
+        "compaction",
+        "forgotten",
+        "track_index",
+        "track_spec",
+        "file_version",
+    ];
+    let src = manifest_dir().join("src");
+    let mut found = Vec::new();
+    for entry in walkdir::WalkDir::new(&src) {
+        let entry = entry.unwrap();
+        let rel = entry
+            .path()
+            .strip_prefix(&src)
+            .unwrap()
+            .to_string_lossy()
+            .replace('\\', "/");
+        if !rel.ends_with(".rs") || rel.starts_with("store/") || rel.ends_with("/tests.rs") {
+            continue;
+        }
+        let text = std::fs::read_to_string(entry.path()).unwrap();
+        let code = text.split("#[cfg(test)]\nmod tests").next().unwrap();
+        // SQL keywords are written in capitals, table names in small letters.
+        for line in code.lines() {
+            for verb in ["FROM ", "JOIN ", "INTO ", "UPDATE "] {
+                for table in tables {
+                    let needle = format!("{verb}{table}");
+                    if let Some(at) = line.find(&needle) {
+                        let after = line[at + needle.len()..].chars().next();
+                        if after.is_none_or(|c| !(c.is_alphanumeric() || c == '_')) {
+                            found.push(format!("src/{rel}: {}", line.trim()));
+                        }
+                    }
+                }
+            }
+        }
+    }
+    assert!(
+        found.is_empty(),
+        "SQL on the log's tables outside src/store/:\n{}",
+        found.join("\n")
+    );
+}

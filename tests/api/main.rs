@@ -1,12 +1,20 @@
 //! Library API tests.
 #![allow(clippy::unwrap_used)]
 
+/// `serde_json::json!`, as a `hist::canon::Value` (its numbers converted exactly).
+macro_rules! json {
+    ($($t:tt)+) => {
+        hist::canon::Value::from(serde_json::json!($($t)+))
+    };
+}
+
 mod asof;
 mod blame;
 mod canon;
 mod canon_text;
 mod compare;
 mod diff_apply;
+mod embedding;
 mod export;
 mod gc;
 mod import;

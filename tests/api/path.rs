@@ -1,9 +1,9 @@
 //! Tests of `hist::path`: the path syntax, its errors, round trips and JSON Pointer
 //! compatibility.
 use hist::canon;
+use hist::canon::Value;
 use hist::path::{DocPath, PathPattern, PatternSegment, Segment, is_bare_field_name};
 use proptest::prelude::*;
-use serde_json::{Value, json};
 use std::path::Path;
 
 fn field(name: &str) -> Segment {

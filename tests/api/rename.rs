@@ -1,8 +1,8 @@
 //! Renames through the library: moves in the log, later snapshots translated, history,
 //! as-of reads and path mapping following renames back.
 
+use hist::canon::Value;
 use hist::{Actor, DocPath, Op, PutOutcome, Repo, Timestamp, TxOptions, When};
-use serde_json::{Value, json};
 
 /// 2026-01-01T00:00:00Z.
 const START: i64 = 1_767_225_600_000_000;

@@ -6,7 +6,6 @@
 use hist::path::PathPattern;
 use hist::rules::RuleKind;
 use hist::{Actor, Direction, DocPath, ExportFilter, LogFilter, Repo, Timestamp, TxOptions, When};
-use serde_json::json;
 use std::ops::ControlFlow;
 
 fn opts(i: i64) -> TxOptions {
@@ -104,9 +103,9 @@ fn sealing_changes_no_answer() {
         for v in 0..6i64 {
             let n = round * 6 + v;
             write(&mut repo, &mut i, |t| {
-                let items: Vec<_> = (1..=3 + n % 3)
+                let items: Vec<serde_json::Value> = (1..=3 + n % 3)
                     .map(
-                        |id| json!({"id": id, "price": 100 * id + n, "name": format!("item {id}")}),
+                        |id| serde_json::json!({"id": id, "price": 100 * id + n, "name": format!("item {id}")}),
                     )
                     .collect();
                 t.put("feed", json!({"items": items, "runid": n})).unwrap();

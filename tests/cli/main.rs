@@ -21,6 +21,7 @@ mod test_gc;
 mod test_hostile;
 mod test_ingest;
 mod test_mv;
+mod test_numbers;
 mod test_readme;
 mod test_sql_lockdown;
 mod test_tamper;

@@ -431,7 +431,7 @@ fn json_output_of_a_write_is_the_exported_record() {
         .ok()
         .lines()
         .map(|line| {
-            let mut record: Value = serde_json::from_str(line).unwrap();
+            let mut record = hist::canon::parse_str(line).unwrap();
             record.as_object_mut().unwrap().remove("kind");
             hist::canon::to_canonical_string(&record)
         })
@@ -488,4 +488,23 @@ fn a_byte_identical_snapshot_is_unchanged_until_the_document_or_its_rules_change
     );
     assert_eq!(ingest_a().ok(), "unchanged\n");
     env.run(&["fsck"]).ok();
+}
+
+/// A member of an import record that is `null` counts as absent, as it always has: no "at"
+/// means now, and a `null` document is no document.
+#[test]
+fn import_reads_null_members_as_absent() {
+    let env = TestEnv::init();
+    let lines = concat!(
+        r#"{"key":"a","actor":"poller:a","at":null,"reason":null,"doc":{"x":1}}"#,
+        "\n",
+        r#"{"key":"b","actor":"poller:a","doc":null}"#,
+        "\n",
+    );
+    let err = env
+        .run_stdin(&["import", "-"], lines.as_bytes())
+        .fails(1)
+        .to_owned();
+    assert!(err.contains("standard input line 2: no \"doc\""), "{err}");
+    assert_eq!(env.run(&["show", "a", "--json"]).ok(), "{\"x\":1}\n");
 }
