@@ -164,7 +164,7 @@ impl Store {
     ) -> Result<Vec<StoredChange>> {
         let mut out = Vec::new();
         for seg in self.segments_between(key_id, after, upto)? {
-            let decoded = self.decoded(&seg, upto)?;
+            let decoded = self.decoded(&seg)?;
             for row in decoded.rows().filter(|r| r.seq > after && r.seq <= upto) {
                 out.push(self.sealed_change(&row)?);
             }
@@ -187,7 +187,14 @@ impl Store {
     ) -> Result<Vec<SideChange>> {
         let mut out = Vec::new();
         for seg in self.segments_between(key_id, after, upto)? {
-            let decoded = self.decoded(&seg, upto)?;
+            let decoded = self.decoded_range(&seg, after, upto)?;
+            // Every path of the range at once: a replay of many versions names thousands.
+            self.load_paths(
+                decoded
+                    .path_ids()
+                    .into_iter()
+                    .filter_map(|p| i64::try_from(p).ok()),
+            )?;
             for row in decoded.rows().filter(|r| r.seq > after && r.seq <= upto) {
                 let path = i64::try_from(row.path).map_err(|_| corrupt("a path number"))?;
                 let value = match side {
@@ -248,7 +255,7 @@ impl Store {
             if !moves && !seg.touches(&wanted)? {
                 continue;
             }
-            let decoded = self.decoded(&seg, upto)?;
+            let decoded = self.decoded(&seg)?;
             for row in decoded.rows().filter(|r| r.seq > after && r.seq <= upto) {
                 let hit = wanted.binary_search(&row.path).is_ok()
                     || (with_moves && row.op == hist_segment::Op::Move);
@@ -393,7 +400,7 @@ impl Store {
             if !seg.touches(&wanted)? {
                 continue;
             }
-            let decoded = self.decoded(seg, top)?;
+            let decoded = self.decoded(seg)?;
             let found = decoded
                 .rows()
                 .rev()

@@ -52,7 +52,7 @@ impl WriteTxn<'_> {
              VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
         )?;
         for seg in &segments {
-            let decoded = store.decoded(seg, seg.last_seq)?;
+            let decoded = store.decoded(seg)?;
             for row in decoded.rows() {
                 let old = encode_text(store.objects(), row.old.map(Into::into))?;
                 let new = encode_text(store.objects(), row.new.map(Into::into))?;

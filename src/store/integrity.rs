@@ -127,7 +127,7 @@ impl Store {
             Ok(bytes) => bytes,
             Err(e) => return Ok(Some(format!("cannot be read: {e}"))),
         };
-        let decoded = match hist_segment::Segment::decode(&bytes) {
+        let decoded = match hist_segment::Segment::decode(bytes) {
             Ok(decoded) => decoded,
             Err(e) => return Ok(Some(e.to_string())),
         };

@@ -51,10 +51,10 @@ pub(crate) struct SegmentRow {
 #[derive(Default)]
 pub(super) struct Caches {
     path_text: HashMap<i64, Rc<str>>,
-    parsed: HashMap<i64, Rc<DocPath>>,
+    parsed: rustc_hash::FxHashMap<i64, Rc<DocPath>>,
     path_id: HashMap<Rc<str>, i64>,
-    /// Object id, decoded up to this version, the segment.
-    segments: Vec<(String, i64, Rc<hist_segment::Segment>)>,
+    /// Whole decoded segments, by object id, the most recently decoded last.
+    segments: Vec<(String, Rc<hist_segment::Segment>)>,
 }
 
 impl Caches {
@@ -78,6 +78,36 @@ impl Store {
             .optional()?
             .ok_or_else(|| corrupt(format!("path number {id} is missing")))?;
         Ok(self.caches.borrow_mut().remember_path(id, &text))
+    }
+
+    /// Reads the paths `ids` that are not cached yet, in one query.
+    pub(crate) fn load_paths(&self, ids: impl IntoIterator<Item = i64>) -> Result<()> {
+        let missing: Vec<i64> = {
+            let caches = self.caches.borrow();
+            ids.into_iter()
+                .filter(|id| !caches.parsed.contains_key(id))
+                .collect()
+        };
+        if missing.is_empty() {
+            return Ok(());
+        }
+        let list: crate::canon::Value = missing
+            .iter()
+            .map(|&id| crate::canon::Value::from(id))
+            .collect();
+        let mut stmt = self.conn.prepare_cached(
+            "SELECT id, path FROM path WHERE id IN (SELECT value FROM json_each(?1))",
+        )?;
+        let mut rows = stmt.query([list.to_string()])?;
+        let mut caches = self.caches.borrow_mut();
+        while let Some(r) = rows.next()? {
+            let id: i64 = r.get(0)?;
+            let text: String = r.get(1)?;
+            caches
+                .parsed
+                .insert(id, Rc::new(super::changes::stored_path(&text)?));
+        }
+        Ok(())
     }
 
     /// Path number `id`, parsed (once).
@@ -175,42 +205,67 @@ impl Store {
         self.segments_between(key_id, 0, i64::MAX)
     }
 
-    /// Segment `seg` decoded up to version `upto` at least (from the cache when it holds
-    /// it).
-    pub(crate) fn decoded(&self, seg: &SegmentRow, upto: i64) -> Result<Rc<hist_segment::Segment>> {
-        let want = upto.min(seg.last_seq);
-        {
-            let caches = self.caches.borrow();
-            let hit = caches
-                .segments
-                .iter()
-                .find(|(object, upto, _)| *object == seg.object && *upto >= want);
-            if let Some((_, _, decoded)) = hit {
-                return Ok(decoded.clone());
-            }
+    /// Segment `seg`, decoded whole (from the cache when it holds it).
+    pub(crate) fn decoded(&self, seg: &SegmentRow) -> Result<Rc<hist_segment::Segment>> {
+        if let Some(decoded) = self.cached_segment(seg) {
+            return Ok(decoded);
         }
-        let bytes = hist_segment::objects::read(self.objects.dir(), &seg.object)
-            .map_err(crate::Error::io(self.objects.dir().join(&seg.object)))?;
-        let decoded = hist_segment::Segment::decode_upto(&bytes, want)
-            .map_err(|e| corrupt(format!("segment {} (key {}): {e}", seg.object, seg.key_id)))?;
-        if decoded.first_seq() != seg.first_seq || decoded.len() as i64 != want - seg.first_seq + 1
-        {
-            return Err(corrupt(format!(
-                "segment {} does not hold versions {}..={} of key {}",
-                seg.object, seg.first_seq, want, seg.key_id
-            )));
-        }
-        let decoded = Rc::new(decoded);
+        let decoded = Rc::new(self.decode_segment(seg, 0, i64::MAX)?);
         let mut caches = self.caches.borrow_mut();
-        caches
-            .segments
-            .retain(|(object, _, _)| *object != seg.object);
         if caches.segments.len() >= CACHED_SEGMENTS {
             caches.segments.remove(0);
         }
+        caches.segments.push((seg.object.clone(), decoded.clone()));
+        Ok(decoded)
+    }
+
+    /// The changes of segment `seg` with `after < seq <= upto`: from the cache when it holds
+    /// the segment, else decoded for the range alone (what one read needs: an as-of read
+    /// decodes a part of one or two segments, and keeps none of it).
+    pub(crate) fn decoded_range(
+        &self,
+        seg: &SegmentRow,
+        after: i64,
+        upto: i64,
+    ) -> Result<Rc<hist_segment::Segment>> {
+        if let Some(decoded) = self.cached_segment(seg) {
+            return Ok(decoded);
+        }
+        Ok(Rc::new(self.decode_segment(seg, after, upto)?))
+    }
+
+    fn cached_segment(&self, seg: &SegmentRow) -> Option<Rc<hist_segment::Segment>> {
+        let caches = self.caches.borrow();
         caches
             .segments
-            .push((seg.object.clone(), want, decoded.clone()));
+            .iter()
+            .find(|(object, _)| *object == seg.object)
+            .map(|(_, decoded)| decoded.clone())
+    }
+
+    /// Reads and decodes the versions `after < seq <= upto` of segment `seg`, checking they
+    /// are the ones its index row says it holds.
+    fn decode_segment(
+        &self,
+        seg: &SegmentRow,
+        after: i64,
+        upto: i64,
+    ) -> Result<hist_segment::Segment> {
+        let bytes = hist_segment::objects::read(self.objects.dir(), &seg.object)
+            .map_err(crate::Error::io(self.objects.dir().join(&seg.object)))?;
+        let (after, upto) = (after.max(seg.first_seq - 1), upto.min(seg.last_seq));
+        let decoded = hist_segment::Segment::decode_range(bytes, after, upto)
+            .map_err(|e| corrupt(format!("segment {} (key {}): {e}", seg.object, seg.key_id)))?;
+        let expected = usize::try_from(upto - after).unwrap_or(0);
+        if decoded.len() != expected || (expected > 0 && decoded.first_seq() != after + 1) {
+            return Err(corrupt(format!(
+                "segment {} does not hold versions {}..={} of key {}",
+                seg.object,
+                after + 1,
+                upto,
+                seg.key_id
+            )));
+        }
         Ok(decoded)
     }
 
@@ -375,7 +430,7 @@ impl WriteTxn<'_> {
         let store = self.store();
         let mut rows = Vec::new();
         for seg in &run {
-            let decoded = store.decoded(seg, seg.last_seq)?;
+            let decoded = store.decoded(seg)?;
             for row in decoded.rows() {
                 rows.push((
                     StoredChange {
