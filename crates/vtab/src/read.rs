@@ -45,8 +45,9 @@ const DECODED_BUDGET: usize = 64 << 20;
 enum Sql {
     SegmentsAll,
     SegmentsOfKey,
-    TailAll,
-    TailOfKey,
+    /// The tail, with its values (`true`) or without (when the scan uses neither).
+    TailAll(bool),
+    TailOfKey(bool),
     Tx,
     Key,
     Path,
@@ -57,18 +58,46 @@ enum Sql {
 const SEGMENTS: &str = "SELECT key_id, first_seq, last_seq, object FROM segment \
      WHERE last_tx >= ?1 AND first_tx <= ?2 \
      AND (?3 IS NULL OR last_at >= ?3) AND (?4 IS NULL OR first_at <= ?4)";
-const TAIL: &str = "SELECT id, tx, key_id, seq, path_id, op, old, new, old_obj, new_obj \
+const TAIL: &str = "SELECT id, tx, key_id, seq, path_id, op, {values} \
      FROM change_log WHERE tx >= ?1 AND tx <= ?2";
 
 impl Sql {
+    /// The statement's place among a cursor's.
+    fn slot(self) -> usize {
+        match self {
+            Sql::SegmentsAll => 0,
+            Sql::SegmentsOfKey => 1,
+            Sql::TailAll(values) => 2 + usize::from(values),
+            Sql::TailOfKey(values) => 4 + usize::from(values),
+            Sql::Tx => 6,
+            Sql::Key => 7,
+            Sql::Path => 8,
+            Sql::KeysEq => 9,
+            Sql::KeysGlob => 10,
+        }
+    }
+
     fn text(self) -> String {
+        let tail = |values: bool| {
+            TAIL.replace(
+                "{values}",
+                if values {
+                    "old, new, old_obj, new_obj"
+                } else {
+                    "NULL, NULL, NULL, NULL"
+                },
+            )
+        };
         match self {
             Sql::SegmentsAll => format!("{SEGMENTS} ORDER BY key_id, first_seq"),
             Sql::SegmentsOfKey => format!("{SEGMENTS} AND key_id = ?5 ORDER BY first_seq"),
-            Sql::TailAll => format!("{TAIL} AND id > ?3 ORDER BY id LIMIT {PAGE}"),
-            Sql::TailOfKey => {
-                format!("{TAIL} AND key_id = ?4 AND seq > ?3 ORDER BY seq LIMIT {PAGE}")
+            Sql::TailAll(values) => {
+                format!("{} AND id > ?3 ORDER BY id LIMIT {PAGE}", tail(values))
             }
+            Sql::TailOfKey(values) => format!(
+                "{} AND key_id = ?4 AND seq > ?3 ORDER BY seq LIMIT {PAGE}",
+                tail(values)
+            ),
             Sql::Tx => "SELECT at, actor, reason FROM tx WHERE id = ?1".into(),
             Sql::Key => "SELECT key FROM change_key WHERE id = ?1".into(),
             Sql::Path => "SELECT path FROM path WHERE id = ?1".into(),
@@ -81,12 +110,12 @@ impl Sql {
 /// The statements, each prepared the first time it is needed.
 struct Statements<'c> {
     conn: &'c Connection,
-    slots: [Option<Statement<'c>>; 9],
+    slots: [Option<Statement<'c>>; 11],
 }
 
 impl<'c> Statements<'c> {
     fn get(&mut self, which: Sql) -> Result<&mut Statement<'c>> {
-        let slot = &mut self.slots[which as usize];
+        let slot = &mut self.slots[which.slot()];
         match slot {
             Some(stmt) => Ok(stmt),
             None => {
@@ -219,6 +248,8 @@ impl Decoded {
 /// Where a tail value is.
 #[derive(Clone, Copy)]
 enum TailValue {
+    /// Not read (the scan uses neither `old` nor `new`).
+    Unread,
     Absent,
     /// Its text, in the page's `text`.
     Text(u32, u32),
@@ -600,6 +631,7 @@ impl<'c> Reader<'c> {
     fn read_page(&mut self, after: i64) -> Result<()> {
         let Reader {
             stmts,
+            plan,
             bounds,
             group,
             page,
@@ -607,17 +639,20 @@ impl<'c> Reader<'c> {
             ..
         } = self;
         page.clear();
+        // Values are copied only when the scan uses them.
+        let values = plan.uses(plan::OLD) || plan.uses(plan::NEW);
         let mut rows = match *group {
-            Group::All => {
-                stmts
-                    .get(Sql::TailAll)?
-                    .query(params![bounds.tx_lo, bounds.tx_hi, after])?
-            }
-            Group::Key(key) => {
-                stmts
-                    .get(Sql::TailOfKey)?
-                    .query(params![bounds.tx_lo, bounds.tx_hi, after, key])?
-            }
+            Group::All => stmts.get(Sql::TailAll(values))?.query(params![
+                bounds.tx_lo,
+                bounds.tx_hi,
+                after
+            ])?,
+            Group::Key(key) => stmts.get(Sql::TailOfKey(values))?.query(params![
+                bounds.tx_lo,
+                bounds.tx_hi,
+                after,
+                key
+            ])?,
         };
         while let Some(row) = rows.next()? {
             let id: i64 = row.get(0)?;
@@ -632,9 +667,13 @@ impl<'c> Reader<'c> {
             };
             page.ops
                 .push(op.ok_or_else(|| failure(format!("change {id} has an unknown op")))?);
-            let old = page.value(row.get_ref(6)?, row.get_ref(8)?, id)?;
+            let (old, new) = if values {
+                let old = page.value(row.get_ref(6)?, row.get_ref(8)?, id)?;
+                (old, page.value(row.get_ref(7)?, row.get_ref(9)?, id)?)
+            } else {
+                (TailValue::Unread, TailValue::Unread)
+            };
             page.olds.push(old);
-            let new = page.value(row.get_ref(7)?, row.get_ref(9)?, id)?;
             page.news.push(new);
         }
         let last = match group {
@@ -817,9 +856,10 @@ impl<'c> Reader<'c> {
             Source::Tail => {
                 let p = &self.page;
                 let value = |v: Option<&TailValue>, big| match v {
-                    Some(&TailValue::Text(s, e)) => text(p.str(s, e)),
-                    Some(TailValue::Object(..)) => text(big),
-                    _ => ValueRef::Null,
+                    Some(&TailValue::Text(s, e)) => Ok(text(p.str(s, e))),
+                    Some(TailValue::Object(..)) => Ok(text(big)),
+                    Some(TailValue::Unread) => Err(unplanned()),
+                    _ => Ok(ValueRef::Null),
                 };
                 let int = |v: Option<&i64>| v.map_or(ValueRef::Null, |&n| ValueRef::Integer(n));
                 Ok(match col {
@@ -827,8 +867,8 @@ impl<'c> Reader<'c> {
                     plan::TX => int(p.txs.get(i)),
                     plan::KEY => text(self.keys.get(self.cur.key).ok_or_else(unplanned)?),
                     plan::OP => p.ops.get(i).map_or(ValueRef::Null, |op| text(op.as_str())),
-                    plan::OLD => value(p.olds.get(i), &self.cur.old),
-                    plan::NEW => value(p.news.get(i), &self.cur.new),
+                    plan::OLD => value(p.olds.get(i), &self.cur.old)?,
+                    plan::NEW => value(p.news.get(i), &self.cur.new)?,
                     _ => return Err(failure(format!("there is no column {col}"))),
                 })
             }

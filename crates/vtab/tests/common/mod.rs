@@ -1,3 +1,4 @@
+#![allow(dead_code)] // each test binary uses part of it
 //! A schema-9 store built by hand: the migrations of `src/store/sql/`, a generated history
 //! of a few keys, part of it sealed into segments (objects under `objects/`) and the rest
 //! left in the tail, large tail values in objects; and the same changes as a plain table.
@@ -19,6 +20,16 @@ const MIGRATIONS: &[&str] = &[
     include_str!("../../../../src/store/sql/0008_doc_rowid.sql"),
     include_str!("../../../../src/store/sql/0009_segments.sql"),
 ];
+
+/// A new database at `path` with the store's schema 9 and `hist_changes` registered.
+pub fn schema_9(path: &Path) -> Connection {
+    let conn = Connection::open(path).unwrap();
+    for sql in MIGRATIONS {
+        conn.execute_batch(sql).unwrap();
+    }
+    hist_vtab::register(&conn).unwrap();
+    conn
+}
 
 /// Tail values longer than this are stored as objects, as the store does.
 const LARGE: usize = 1000;
@@ -120,11 +131,7 @@ impl Store {
     /// `sealed(key)` in segments of `rows` changes, the rest in the tail.
     pub fn new(changes: &[Logical], rows: usize, sealed: impl Fn(&str) -> i64) -> Store {
         let dir = tempfile::tempdir().unwrap();
-        let conn = Connection::open(dir.path().join("hist.db")).unwrap();
-        for sql in MIGRATIONS {
-            conn.execute_batch(sql).unwrap();
-        }
-        hist_vtab::register(&conn).unwrap();
+        let conn = schema_9(&dir.path().join("hist.db"));
         conn.execute_batch("PRAGMA synchronous = OFF; BEGIN")
             .unwrap();
         let mut store = Store {
