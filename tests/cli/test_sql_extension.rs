@@ -5,7 +5,7 @@
 //! segments the way the store seals it (schema 9), so that the table must read both tiers.
 //! The extension is built with cargo, once, under `target/sqlite-extension`.
 
-use crate::common::TestEnv;
+use crate::common::{TestEnv, copy_dir};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -318,19 +318,6 @@ struct TailRow {
     old: Option<String>,
     new: Option<String>,
     at: String,
-}
-
-fn copy_dir(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).unwrap();
-    for entry in std::fs::read_dir(from).unwrap() {
-        let entry = entry.unwrap();
-        let target = to.join(entry.file_name());
-        if entry.file_type().unwrap().is_dir() {
-            copy_dir(&entry.path(), &target);
-        } else {
-            std::fs::copy(entry.path(), target).unwrap();
-        }
-    }
 }
 
 /// `rows` with every `{"$hist_object": id}` (how the log's tail showed a large value

@@ -721,7 +721,12 @@ impl<'c> Reader<'c> {
                 }
             }
         };
-        if !self.bounds.tx_ok(tx) {
+        let other_key = |k| {
+            self.only
+                .as_ref()
+                .is_some_and(|o| o.binary_search(&k).is_err())
+        };
+        if !self.bounds.tx_ok(tx) || key.is_some_and(other_key) {
             return Ok(false);
         }
         let plan = &self.plan;
@@ -756,17 +761,10 @@ impl<'c> Reader<'c> {
             }
             self.cur.tx = at;
         }
-        if let Some(key) = key {
-            if self
-                .only
-                .as_ref()
-                .is_some_and(|o| o.binary_search(&key).is_err())
-            {
-                return Ok(false);
-            }
-            if self.plan.uses(plan::KEY) {
-                self.cur.key = self.key(key)?;
-            }
+        if let Some(key) = key
+            && self.plan.uses(plan::KEY)
+        {
+            self.cur.key = self.key(key)?;
         }
         if self.plan.uses(plan::PATH) {
             let Reader { stmts, paths, .. } = self;

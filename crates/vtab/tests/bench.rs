@@ -7,7 +7,7 @@
 
 mod common;
 
-use hist_segment::{Change, Op, objects, pathset};
+use hist_segment::{Change, Op};
 use rusqlite::Connection;
 use std::time::{Duration, Instant};
 
@@ -131,29 +131,7 @@ fn group_by_path_is_within_twice_a_plain_table() {
                 new: Some(&c.6),
             })
             .collect();
-        let bytes = hist_segment::encode(&sealed).unwrap();
-        let name = format!("{:064x}", chunk[0].0);
-        let path = objects::path_of(&objects_dir, &name);
-        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-        std::fs::write(&path, zstd::encode_all(&bytes[..], 3).unwrap()).unwrap();
-        let mut paths: Vec<u64> = sealed.iter().map(|c| c.path).collect();
-        paths.sort_unstable();
-        paths.dedup();
-        let (first, last) = (&chunk[0], &chunk[chunk.len() - 1]);
-        conn.execute(
-            "INSERT INTO segment VALUES (1, ?1, ?2, ?3, ?4, ?5, ?6, 0, ?7, ?8)",
-            rusqlite::params![
-                first.2,
-                last.2,
-                first.1,
-                last.1,
-                at(first.1),
-                at(last.1),
-                name,
-                pathset::encode(&paths)
-            ],
-        )
-        .unwrap();
+        common::write_segment(&conn, &objects_dir, 1, &sealed, at);
     }
     // The same rows as a plain table, and as a tail (a store just migrated, not sealed).
     conn.execute_batch(

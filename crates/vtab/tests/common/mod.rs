@@ -209,19 +209,7 @@ impl Store {
 
     /// Writes `bytes` as an object; its name.
     pub fn write_object(&self, bytes: &[u8]) -> String {
-        // Any 64 hex digits do here (the store names an object by its blake3 hash).
-        let mut name = String::new();
-        let mut h: u64 = 0xcbf2_9ce4_8422_2325;
-        while name.len() < 64 {
-            for b in bytes.iter().chain(name.as_bytes()) {
-                h = (h ^ u64::from(*b)).wrapping_mul(0x100_0000_01b3);
-            }
-            name.push_str(&format!("{h:016x}"));
-        }
-        let path = objects::path_of(&self.objects(), &name);
-        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-        std::fs::write(&path, zstd::encode_all(bytes, 3).unwrap()).unwrap();
-        name
+        write_object(&self.objects(), bytes)
     }
 
     fn tail_value(&self, value: Option<&str>) -> (Option<String>, Option<String>) {
@@ -245,19 +233,7 @@ impl Store {
                 new: c.new.as_deref(),
             })
             .collect();
-        let object = self.write_object(&hist_segment::encode(&changes).unwrap());
-        let mut ids: Vec<u64> = changes.iter().map(|c| c.path).collect();
-        ids.sort_unstable();
-        ids.dedup();
-        let (first, last) = (chunk[0], chunk[chunk.len() - 1]);
-        self.conn
-            .execute(
-                "INSERT INTO segment (key_id, first_seq, last_seq, first_tx, last_tx, first_at, last_at, moves, object, paths)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, 0, ?8, ?9)",
-                rusqlite::params![key_id, first.seq, last.seq, first.tx, last.tx, at(first.tx), at(last.tx), object, pathset::encode(&ids)],
-            )
-            .unwrap();
-        object
+        write_segment(&self.conn, &self.objects(), key_id, &changes, at)
     }
 
     /// The same changes as a plain table, `plain`, with the virtual table's columns.
@@ -293,4 +269,44 @@ pub fn rows(conn: &Connection, sql: &str) -> rusqlite::Result<Vec<Vec<Value>>> {
     let n = stmt.column_count();
     let rows = stmt.query_map([], |r| (0..n).map(|i| r.get::<_, Value>(i)).collect())?;
     rows.collect()
+}
+
+/// Writes `bytes` as an object under `objects`; its name.
+pub fn write_object(objects: &Path, bytes: &[u8]) -> String {
+    // Any 64 hex digits do here (the store names an object by its blake3 hash).
+    let mut name = String::new();
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    while name.len() < 64 {
+        for b in bytes.iter().chain(name.as_bytes()) {
+            h = (h ^ u64::from(*b)).wrapping_mul(0x100_0000_01b3);
+        }
+        name.push_str(&format!("{h:016x}"));
+    }
+    let path = objects::path_of(objects, &name);
+    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+    std::fs::write(&path, zstd::encode_all(bytes, 3).unwrap()).unwrap();
+    name
+}
+
+/// Seals `changes` (consecutive versions of key `key_id`) into a segment, as the store
+/// does: an object, and its row in `segment` (`at` gives a transaction's time). Its object.
+pub fn write_segment(
+    conn: &Connection,
+    objects: &Path,
+    key_id: i64,
+    changes: &[Change<'_>],
+    at: impl Fn(i64) -> String,
+) -> String {
+    let object = write_object(objects, &hist_segment::encode(changes).unwrap());
+    let mut ids: Vec<u64> = changes.iter().map(|c| c.path).collect();
+    ids.sort_unstable();
+    ids.dedup();
+    let (first, last) = (&changes[0], &changes[changes.len() - 1]);
+    conn.execute(
+        "INSERT INTO segment (key_id, first_seq, last_seq, first_tx, last_tx, first_at, last_at, moves, object, paths)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, 0, ?8, ?9)",
+        rusqlite::params![key_id, first.seq, last.seq, first.tx, last.tx, at(first.tx), at(last.tx), object, pathset::encode(&ids)],
+    )
+    .unwrap();
+    object
 }
