@@ -373,6 +373,17 @@ fn the_sqlite3_shell_with_the_extension_answers_as_hist_sql_does() {
     )
     .unwrap();
     assert_ne!(large, vec![serde_json::json!({"n": 0})]);
+    // The view may use the table where the schema is not trusted (it is innocuous).
+    let untrusted = shell(
+        &sealed_db,
+        true,
+        "PRAGMA trusted_schema = OFF; SELECT count(*) AS n FROM changes",
+    )
+    .unwrap();
+    assert_eq!(
+        untrusted,
+        hist_sql(&env, "SELECT count(*) AS n FROM changes")
+    );
     // Without the extension: an error, never the tail alone.
     let err = shell(&sealed_db, false, "SELECT count(*) FROM changes").unwrap_err();
     assert!(err.contains("no such table: main.hist_changes"), "{err}");
