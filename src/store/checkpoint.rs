@@ -166,10 +166,13 @@ mod tests {
     #[test]
     fn the_policy_weighs_count_and_bytes_against_the_document() {
         // A small document: 64 changes, or more bytes than 4 KiB.
-        assert!(!due(63, 100, || 1000));
-        assert!(due(64, 100, || 1000));
-        assert!(due(1, 4097, || 1000));
-        assert!(!due(1, 4096, || 1000));
+        assert!(!due(63, 100, || 400));
+        assert!(due(64, 100, || 400));
+        assert!(due(1, 4097, || 400));
+        assert!(!due(1, 4096, || 400));
+        // A 1000-byte document: a change per 8 bytes.
+        assert!(!due(124, 100, || 1000));
+        assert!(due(125, 100, || 1000));
         // A 100 kB document: a change per 8 bytes, or more bytes than the document.
         assert!(!due(64, 100, || 100_000));
         assert!(!due(12_499, 100, || 100_000));

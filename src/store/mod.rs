@@ -268,6 +268,9 @@ fn open_db(path: &Path, create: bool) -> rusqlite::Result<Connection> {
     }
     let conn = Connection::open_with_flags(path, flags)?;
     conn.busy_timeout(std::time::Duration::from_secs(30))?;
+    // The `changes` view reads `hist_changes`: without the module every statement that
+    // re-reads the schema's views (a migration's `ALTER TABLE … RENAME`) would fail.
+    hist_vtab::register(&conn)?;
     if create {
         // Pages freed by sealing (the tail's rows deleted) can be given back to the file
         // system ([`Store::commit_batch`]); set before the first table exists.

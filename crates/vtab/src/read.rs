@@ -600,7 +600,8 @@ impl<'c> Reader<'c> {
             .object(&seg.object)
             .map_err(|e| failure(format!("{}: {e}", what())))?;
         DECODED.with(|n| n.set(n.get() + 1));
-        let decoded = Segment::decode(&bytes).map_err(|e| failure(format!("{}: {e}", what())))?;
+        let encoded = bytes.len();
+        let decoded = Segment::decode(bytes).map_err(|e| failure(format!("{}: {e}", what())))?;
         let expected = seg.last_seq.checked_sub(seg.first_seq).map(|n| n + 1);
         if decoded.first_seq() != seg.first_seq || Some(decoded.len() as i64) != expected {
             return Err(failure(format!(
@@ -610,7 +611,7 @@ impl<'c> Reader<'c> {
                 decoded.first_seq() + decoded.len() as i64
             )));
         }
-        let size = bytes.len() + decoded.len() * 48;
+        let size = encoded + decoded.len() * 48;
         Ok((decoded, size))
     }
 

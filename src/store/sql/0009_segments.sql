@@ -20,8 +20,9 @@ INSERT INTO path (path) SELECT path FROM change_log GROUP BY path ORDER BY min(i
 
 DROP VIEW changes;
 
+-- AUTOINCREMENT: a sealed change leaves the table, and its id must never be given again.
 CREATE TABLE change_log_9 (
-    id      INTEGER PRIMARY KEY,
+    id      INTEGER PRIMARY KEY AUTOINCREMENT,
     tx      INTEGER NOT NULL REFERENCES tx(id),
     key_id  INTEGER NOT NULL REFERENCES change_key(id),
     seq     INTEGER NOT NULL,       -- 1, 2, 3… per key: the document's version after this change
