@@ -22,5 +22,6 @@ mod layers;
 mod patch_conformance;
 mod path;
 mod rename;
+mod segments;
 mod textdiff;
 mod track;

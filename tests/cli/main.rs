@@ -23,6 +23,7 @@ mod test_ingest;
 mod test_mv;
 mod test_numbers;
 mod test_readme;
+mod test_sql_extension;
 mod test_sql_lockdown;
 mod test_tamper;
 mod test_ui;
