@@ -55,6 +55,8 @@ pub(super) struct Caches {
     path_id: HashMap<Rc<str>, i64>,
     /// Whole decoded segments, by object id, the most recently decoded last.
     segments: Vec<(String, Rc<hist_segment::Segment>)>,
+    /// How many times a segment was read and decoded (whole or in part).
+    decodes: u64,
 }
 
 impl Caches {
@@ -251,6 +253,7 @@ impl Store {
         after: i64,
         upto: i64,
     ) -> Result<hist_segment::Segment> {
+        self.caches.borrow_mut().decodes += 1;
         let bytes = hist_segment::objects::read(self.objects.dir(), &seg.object)
             .map_err(crate::Error::io(self.objects.dir().join(&seg.object)))?;
         let (after, upto) = (after.max(seg.first_seq - 1), upto.min(seg.last_seq));
@@ -299,6 +302,12 @@ impl Store {
     /// Forgets every cached path and segment.
     pub(super) fn clear_caches(&self) {
         *self.caches.borrow_mut() = Caches::default();
+    }
+
+    /// How many times a segment was read and decoded since the caches were last cleared.
+    #[cfg(test)]
+    pub(crate) fn segments_decoded(&self) -> u64 {
+        self.caches.borrow().decodes
     }
 }
 
@@ -524,3 +533,43 @@ fn sealed(op: crate::model::Op) -> hist_segment::Op {
 
 /// Where a key's caches live.
 pub(super) type SharedCaches = RefCell<Caches>;
+
+#[cfg(test)]
+mod tests {
+    use crate::{Actor, DocPath, Repo, Timestamp, TxOptions};
+
+    /// A field's history decodes the segments that touch it or an ancestor, and no other.
+    #[test]
+    fn a_field_history_reads_only_the_segments_that_touch_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut repo = Repo::init(dir.path()).unwrap();
+        let mut at = 0;
+        let mut write = |repo: &mut Repo, path: &str, value: &str| {
+            at += 1;
+            let opts = TxOptions::new(Actor::parse("user:t").unwrap(), "write", Timestamp(at));
+            let mut txn = repo.begin(opts).unwrap();
+            let value = crate::canon::parse(value.as_bytes()).unwrap();
+            txn.set("k", &DocPath::parse(path).unwrap(), value).unwrap();
+            txn.commit().unwrap();
+        };
+        // Three segments (sealed one by one, never merged): the document made and /a
+        // changed, /a again, then /b alone.
+        write(&mut repo, "", r#"{"a":0,"b":0}"#);
+        for (path, from, upto) in [("/a", 1, 6), ("/a", 10, 11), ("/b", 20, 16)] {
+            for n in from..from + 5 {
+                write(&mut repo, path, &n.to_string());
+            }
+            let w = repo.store.begin_write().unwrap();
+            let key_id = repo.store.key_id("k").unwrap().unwrap();
+            assert!(w.seal(key_id, upto).unwrap());
+            w.commit_rows().unwrap();
+        }
+        assert_eq!(repo.fsck().unwrap().segments, 3);
+        for (path, changes, decoded) in [("/b", 6, 2), ("/a", 11, 2), ("", 16, 3)] {
+            repo.store.clear_caches();
+            let history = repo.history("k", &DocPath::parse(path).unwrap()).unwrap();
+            assert_eq!(history.len(), changes, "{path}");
+            assert_eq!(repo.store.segments_decoded(), decoded, "{path}");
+        }
+    }
+}
