@@ -129,6 +129,17 @@ pub enum ImportError {
         /// What was recorded before it.
         recorded: ImportSummary,
     },
+    /// The input could not be read at a line (not UTF-8, or the read failed). Every snapshot
+    /// before it is recorded.
+    #[error("cannot read line {line}: {error}")]
+    Read {
+        /// The line (from 1).
+        line: usize,
+        /// Why.
+        error: std::io::Error,
+        /// What was recorded before it.
+        recorded: ImportSummary,
+    },
     /// The store failed to begin or commit a batch: the snapshots of that batch are not
     /// recorded, those of the batches committed before are.
     #[error("{error}")]
@@ -144,7 +155,9 @@ impl ImportError {
     /// What the import recorded before it stopped: that stays recorded.
     pub fn recorded(&self) -> ImportSummary {
         match self {
-            Self::Record { recorded, .. } | Self::Store { recorded, .. } => *recorded,
+            Self::Record { recorded, .. }
+            | Self::Read { recorded, .. }
+            | Self::Store { recorded, .. } => *recorded,
         }
     }
 }
@@ -195,17 +208,19 @@ fn in_line(mut e: ParseError, line: &str, part: &str) -> ParseError {
 }
 
 impl Repo {
-    /// Records the snapshots of the NDJSON `text` (see the [module doc](crate::import)),
+    /// Records the snapshots of the NDJSON `input` (see the [module doc](crate::import)),
     /// one `ingest` transaction each at `now` (or at the record's `"at"`), committed in
-    /// batches. Blank lines are skipped. `progress` hears of each snapshot recorded and of
-    /// each warning. A batch begun by the caller ([`Repo::begin_batch`]) is committed with
-    /// the first one.
+    /// batches. The input is read a line at a time: memory does not grow with its length.
+    /// Blank lines are skipped. `progress` hears of each snapshot recorded and of each
+    /// warning. A batch begun by the caller ([`Repo::begin_batch`]) is committed with the
+    /// first one.
     ///
-    /// A bad record stops the import with [`ImportError::Record`] (its line); the snapshots
-    /// before it are committed and stay recorded.
+    /// A bad record stops the import with [`ImportError::Record`] (its line), and input
+    /// that cannot be read (not UTF-8, a failing disk) with [`ImportError::Read`]; the
+    /// snapshots before it are committed and stay recorded.
     pub fn import_ndjson(
         &mut self,
-        text: &str,
+        mut input: impl std::io::BufRead,
         now: Timestamp,
         options: &ImportOptions,
         mut progress: impl FnMut(ImportEvent<'_>),
@@ -216,8 +231,24 @@ impl Repo {
         let mut recorded = ImportSummary::default();
         let store = |error, recorded| ImportError::Store { error, recorded };
         self.begin_batch().map_err(|e| store(e, committed))?;
-        for (i, line) in text.lines().enumerate() {
-            let lineno = i + 1;
+        let mut buf = String::new();
+        let mut lineno = 0;
+        loop {
+            buf.clear();
+            lineno += 1;
+            match input.read_line(&mut buf) {
+                Ok(0) => break,
+                Ok(_) => {}
+                Err(error) => {
+                    self.commit_batch().map_err(|e| store(e, committed))?;
+                    return Err(ImportError::Read {
+                        line: lineno,
+                        error,
+                        recorded,
+                    });
+                }
+            }
+            let line = buf.trim_end_matches(['\n', '\r']);
             if line.trim().is_empty() {
                 continue;
             }

@@ -1,4 +1,4 @@
-use super::ui::read_input_with_limit;
+use super::ui::open_input;
 use super::{CliError, Env, Ui};
 use clap::Args;
 use hist::import::{ImportError, ImportEvent, ImportOptions, ImportSummary};
@@ -22,11 +22,10 @@ pub struct ImportArgs {
 }
 
 pub fn cmd_import(ui: &mut Ui, env: &Env, args: &ImportArgs) -> Result<(), CliError> {
-    let (name, bytes) = read_input_with_limit(args.file.as_deref(), env, None)?;
-    let text = std::str::from_utf8(&bytes)
-        .map_err(|e| CliError::user(format!("{name} is not UTF-8: {e}")))?;
+    let (name, input, _) = open_input(args.file.as_deref(), env)?;
     let mut repo = env.repo()?;
-    let imported = repo.import_ndjson(text, env.now, &ImportOptions::default(), |event| {
+    let input = std::io::BufReader::with_capacity(1 << 16, input);
+    let imported = repo.import_ndjson(input, env.now, &ImportOptions::default(), |event| {
         if let ImportEvent::Warning { line, message } = event {
             ui.warn(format!("line {line}: {message}"));
         }
@@ -38,6 +37,9 @@ pub fn cmd_import(ui: &mut Ui, env: &Env, args: &ImportArgs) -> Result<(), CliEr
             let e = match e {
                 ImportError::Record { line, problem, .. } => {
                     CliError::user(format!("{name} line {line}: {problem}"))
+                }
+                ImportError::Read { line, error, .. } => {
+                    CliError::user(format!("cannot read {name} at line {line}: {error}"))
                 }
                 ImportError::Store { error, .. } => error.into(),
                 e => CliError::user(e.to_string()),

@@ -385,28 +385,15 @@ fn record_fields(
 /// is held in memory whole, so a hostile or mistaken input cannot exhaust memory.
 pub const MAX_DOCUMENT_BYTES: u64 = 256 << 20;
 
-/// Reads a file argument, or stdin for `-` or no argument; refuses more than
-/// [`MAX_DOCUMENT_BYTES`].
-pub fn read_input(
+/// Opens a file argument, or stdin for `-` or no argument: its name for messages, a reader
+/// and the file's size (0 for stdin).
+pub fn open_input(
     file: Option<&std::path::Path>,
     env: &super::Env,
-) -> Result<(String, Vec<u8>), CliError> {
-    read_input_with_limit(file, env, Some(MAX_DOCUMENT_BYTES))
-}
-
-/// Reads a file argument, or stdin for `-` or no argument, refusing more than `limit` bytes.
-pub fn read_input_with_limit(
-    file: Option<&std::path::Path>,
-    env: &super::Env,
-    limit: Option<u64>,
-) -> Result<(String, Vec<u8>), CliError> {
-    use std::io::Read;
-    // A file's size sizes the buffer: growing it by doubling would hold up to twice the
-    // document, and peak memory is one of the things an ingest is measured by.
-    let mut size = 0;
-    let (name, reader): (String, Box<dyn Read>) = match file {
-        None => ("standard input".to_owned(), Box::new(io::stdin())),
-        Some(p) if p.as_os_str() == "-" => ("standard input".to_owned(), Box::new(io::stdin())),
+) -> Result<(String, Box<dyn io::Read>, u64), CliError> {
+    Ok(match file {
+        None => ("standard input".to_owned(), Box::new(io::stdin()), 0),
+        Some(p) if p.as_os_str() == "-" => ("standard input".to_owned(), Box::new(io::stdin()), 0),
         Some(p) => {
             let full = if p.is_absolute() {
                 p.to_path_buf()
@@ -415,26 +402,32 @@ pub fn read_input_with_limit(
             };
             let file = std::fs::File::open(&full)
                 .map_err(|e| CliError::user(format!("cannot read {}: {e}", p.display())))?;
-            size = file.metadata().map_or(0, |m| m.len());
-            (p.display().to_string(), Box::new(file))
+            let size = file.metadata().map_or(0, |m| m.len());
+            (p.display().to_string(), Box::new(file), size)
         }
-    };
-    let capacity = size.min(limit.unwrap_or(u64::MAX)).saturating_add(1);
+    })
+}
+
+/// Reads a file argument, or stdin for `-` or no argument; refuses more than
+/// [`MAX_DOCUMENT_BYTES`].
+pub fn read_input(
+    file: Option<&std::path::Path>,
+    env: &super::Env,
+) -> Result<(String, Vec<u8>), CliError> {
+    use std::io::Read;
+    // A file's size sizes the buffer: growing it by doubling would hold up to twice the
+    // document, and peak memory is one of the things an ingest is measured by.
+    let (name, reader, size) = open_input(file, env)?;
+    let capacity = size.min(MAX_DOCUMENT_BYTES).saturating_add(1);
     let mut bytes = Vec::with_capacity(usize::try_from(capacity).unwrap_or(0));
-    let read = match limit {
-        Some(limit) => reader.take(limit + 1).read_to_end(&mut bytes),
-        None => {
-            let mut reader = reader;
-            reader.read_to_end(&mut bytes)
-        }
-    };
-    read.map_err(|e| CliError::user(format!("cannot read {name}: {e}")))?;
-    if let Some(limit) = limit
-        && bytes.len() as u64 > limit
-    {
+    reader
+        .take(MAX_DOCUMENT_BYTES + 1)
+        .read_to_end(&mut bytes)
+        .map_err(|e| CliError::user(format!("cannot read {name}: {e}")))?;
+    if bytes.len() as u64 > MAX_DOCUMENT_BYTES {
         return Err(CliError::user(format!(
             "{name} is larger than {} MiB, the largest document hist reads",
-            limit >> 20
+            MAX_DOCUMENT_BYTES >> 20
         ))
         .hint("split the document into several keys"));
     }
