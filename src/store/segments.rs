@@ -93,21 +93,29 @@ impl Store {
         if missing.is_empty() {
             return Ok(());
         }
-        let list: crate::canon::Value = missing
-            .iter()
-            .map(|&id| crate::canon::Value::from(id))
-            .collect();
-        let mut stmt = self.conn.prepare_cached(
-            "SELECT id, path FROM path WHERE id IN (SELECT value FROM json_each(?1))",
-        )?;
-        let mut rows = stmt.query([list.to_string()])?;
+        // A segment's paths are mostly runs of numbers (numbered as they first appear): one
+        // range scan, the numbers not asked for skipped.
+        let (Some(&lo), Some(&hi)) = (missing.iter().min(), missing.iter().max()) else {
+            return Ok(());
+        };
+        let wanted: rustc_hash::FxHashSet<i64> = missing.iter().copied().collect();
+        let mut stmt = self
+            .conn
+            .prepare_cached("SELECT id, path FROM path WHERE id BETWEEN ?1 AND ?2")?;
+        let mut rows = stmt.query([lo, hi])?;
         let mut caches = self.caches.borrow_mut();
         while let Some(r) = rows.next()? {
             let id: i64 = r.get(0)?;
-            let text: String = r.get(1)?;
+            if !wanted.contains(&id) {
+                continue;
+            }
+            let text = r
+                .get_ref(1)?
+                .as_str()
+                .map_err(|e| corrupt(format!("a path: {e}")))?;
             caches
                 .parsed
-                .insert(id, Rc::new(super::changes::stored_path(&text)?));
+                .insert(id, Rc::new(super::changes::stored_path(text)?));
         }
         Ok(())
     }
