@@ -98,7 +98,7 @@ impl Repo {
     pub fn gc_plan(&self, now: Timestamp) -> Result<GcPlan> {
         let newest = self.newest_tx()?.map(|t| t.at);
         let at = newest.map_or(now, |n| n.max(now));
-        compact::plan(&self.store, self.rules(), at)
+        compact::plan(&self.store, &self.rules(), at)
     }
 
     /// The compactions recorded for `key`, oldest first.

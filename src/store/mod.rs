@@ -28,6 +28,7 @@ pub(crate) mod query;
 mod records;
 mod txlog;
 mod value;
+mod version;
 mod write;
 
 pub(crate) use changes::{Order, Side, stored_path};
