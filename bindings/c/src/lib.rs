@@ -278,14 +278,6 @@ pub unsafe extern "C" fn hist_free(s: *mut c_char) {
     free(s);
 }
 
-/// The clock, for writes (the library never reads it).
-fn now() -> Timestamp {
-    let micros = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| i64::try_from(d.as_micros()).unwrap_or(i64::MAX));
-    Timestamp(micros)
-}
-
 /// The transaction of a write: the actor checked first (a write without a valid one is
 /// refused before anything else), the reason, and `at` (a time, not a transaction).
 fn tx_options(
@@ -309,7 +301,9 @@ fn tx_options(
         }
         Err(e) => return Err(hist::Error::from(e).into()),
     };
-    Ok(TxOptions::new(actor, kind, now()).reason(reason).at(at))
+    // The clock is read here, as the CLI reads it: the library never does.
+    let now = Timestamp::from_datetime(std::time::SystemTime::now().into());
+    Ok(TxOptions::new(actor, kind, now).reason(reason).at(at))
 }
 
 /// Runs a write of `kind` through `f` and answers with what it recorded (NDJSON).
@@ -506,4 +500,35 @@ pub unsafe extern "C" fn hist_sql(
         let result = lock(r)?.query_readonly(query)?;
         Ok(Some(hist::records::sql(&result)))
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_panic_is_caught_and_returned_as_255() {
+        let (mut out, mut err) = (ptr::null_mut(), ptr::null_mut());
+        let code = answer(&mut out, &mut err, || panic!("boom"));
+        assert_eq!(code, 255);
+        assert!(out.is_null());
+        // SAFETY: `err` was set by `answer` to a string from `c_string`.
+        let message = unsafe { CStr::from_ptr(err) }
+            .to_string_lossy()
+            .into_owned();
+        assert!(
+            message.contains("internal error in hist (boom)"),
+            "{message}"
+        );
+        free(err);
+    }
+
+    #[test]
+    fn a_message_with_a_nul_byte_is_escaped() {
+        let s = c_string("a\0b".to_owned());
+        // SAFETY: `s` comes from `c_string`.
+        let text = unsafe { CStr::from_ptr(s) }.to_string_lossy().into_owned();
+        assert_eq!(text, "a\\x00b");
+        free(s);
+    }
 }

@@ -343,14 +343,6 @@ impl Repo {
     }
 }
 
-/// The clock, for writes (the library never reads it).
-fn now() -> Timestamp {
-    let micros = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| i64::try_from(d.as_micros()).unwrap_or(i64::MAX));
-    Timestamp(micros)
-}
-
 /// The options of a write: the actor is checked first, before anything else is done.
 fn tx_options(
     actor: Option<String>,
@@ -373,7 +365,9 @@ fn tx_options(
             ));
         }
     };
-    Ok(TxOptions::new(actor, kind, now()).reason(reason).at(at))
+    // The clock is read here, as the CLI reads it: the library never does.
+    let now = Timestamp::from_datetime(std::time::SystemTime::now().into());
+    Ok(TxOptions::new(actor, kind, now).reason(reason).at(at))
 }
 
 /// A moment given as `at=`: None (now), a transaction id, a WHEN string, a `datetime`
