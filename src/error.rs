@@ -45,6 +45,14 @@ pub enum Error {
         /// Where and why.
         source: ParseError,
     },
+    /// A read of a document that is absent at the moment asked about (`when`; `None`: now).
+    #[error("{key} does not exist {}", when.map_or_else(|| "now".to_owned(), |w| format!("at {w}")))]
+    NoDocument {
+        /// The document key.
+        key: String,
+        /// The moment asked about (`None`: now).
+        when: Option<crate::time::When>,
+    },
     /// `--at` earlier than the newest transaction.
     #[error("--at {at} is earlier than the newest transaction ({newest}); history is append-only")]
     AtBeforeNewest {

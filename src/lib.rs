@@ -40,6 +40,7 @@ pub mod model;
 pub mod patch;
 pub mod path;
 mod personal;
+pub mod records;
 mod rename;
 mod replay;
 mod repo;

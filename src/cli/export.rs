@@ -1,4 +1,3 @@
-use super::ui::change_json;
 use super::{CliError, Env, Ui, parse_when};
 use clap::Args;
 use hist::ExportFilter;
@@ -37,7 +36,7 @@ pub fn cmd_export(ui: &mut Ui, env: &Env, args: &ExportArgs) -> Result<(), CliEr
     };
     let repo = env.repo()?;
     repo.export(&filter, |c| {
-        let mut record = change_json(&c.tx, &c.key, &c.change);
+        let mut record = hist::records::change(&c.tx, &c.key, &c.change);
         if let Value::Object(map) = &mut record {
             map.insert("kind".into(), Value::String(c.tx.kind.clone()));
         }

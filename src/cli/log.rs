@@ -1,4 +1,4 @@
-use super::ui::{change_json, paint_change, palette, show_time};
+use super::ui::{paint_change, palette, show_time};
 use super::{CliError, Env, OutputOpts, Ui, parse_when};
 use clap::Args;
 use hist::canon::Value;
@@ -70,7 +70,7 @@ pub fn cmd_log(ui: &mut Ui, env: &Env, args: &LogArgs) -> Result<(), CliError> {
                 let changes: Vec<_> = entry
                     .changes
                     .iter()
-                    .map(|c| change_json(tx, &c.key, &c.change))
+                    .map(|c| hist::records::change(tx, &c.key, &c.change))
                     .collect();
                 obj["changes"] = Value::Array(changes);
             }

@@ -43,10 +43,8 @@ pub fn cmd_show(ui: &mut Ui, env: &Env, args: &ShowArgs) -> Result<(), CliError>
     };
     let then = when.map_or_else(|| "now".to_owned(), |w| format!("at {w}"));
     let Some(text) = text else {
-        return Err(CliError::user(format!(
-            "{} does not exist {then}",
-            args.key
-        )));
+        let key = args.key.clone();
+        return Err(hist::Error::NoDocument { key, when }.into());
     };
     let shown: Cow<'_, str> = match &path {
         None => Cow::Borrowed(&text),

@@ -1,7 +1,6 @@
 use super::{CliError, Env, Ui};
 use clap::Args;
 use hist::SqlValue;
-use hist::canon::{Map, Value};
 
 /// Run a read-only SQL query over the change log
 ///
@@ -36,16 +35,6 @@ fn text(v: &SqlValue) -> String {
     }
 }
 
-fn json(v: &SqlValue) -> Value {
-    match v {
-        SqlValue::Null => Value::Null,
-        SqlValue::Integer(i) => Value::from(*i),
-        SqlValue::Real(f) => hist::canon::number_from_f64(*f).map_or(Value::Null, Value::Number),
-        SqlValue::Text(t) => Value::String(t.clone()),
-        SqlValue::Blob(_) => Value::String(text(v)),
-    }
-}
-
 fn csv_field(s: &str) -> String {
     if s.contains([',', '"', '\n', '\r']) {
         format!("\"{}\"", s.replace('"', "\"\""))
@@ -59,13 +48,7 @@ pub fn cmd_sql(ui: &mut Ui, env: &Env, args: &SqlArgs) -> Result<(), CliError> {
     let result = repo.query_readonly(&args.query)?;
     if args.json {
         for row in &result.rows {
-            let obj: Map = result
-                .columns
-                .iter()
-                .cloned()
-                .zip(row.iter().map(json))
-                .collect();
-            ui.json(&Value::Object(obj))?;
+            ui.json(&hist::records::sql_row(&result.columns, row))?;
         }
     } else if args.csv {
         ui.line(

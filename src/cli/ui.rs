@@ -332,55 +332,6 @@ pub fn show_time(at: Timestamp) -> String {
     }
 }
 
-/// The NDJSON record of a change: `at, actor, tx, reason, key, path, op, old, new`.
-pub fn change_json(tx: &hist::TxInfo, key: &str, change: &Change) -> Value {
-    let mut obj: hist::canon::Map = record_fields(tx, key, &change.path, change.op)
-        .into_iter()
-        .map(|(name, v)| (name.to_owned(), v))
-        .collect();
-    if let Some(old) = &change.old {
-        obj.insert("old".into(), old.clone());
-    }
-    if let Some(new) = &change.new {
-        obj.insert("new".into(), new.clone());
-    }
-    Value::Object(obj)
-}
-
-/// [`change_json`] of a change a write recorded, as canonical text: its values are spliced
-/// in as the text they are, never parsed.
-pub fn change_text_json(tx: &hist::TxInfo, key: &str, change: &ChangeText) -> String {
-    let fields: Vec<(&str, String)> = record_fields(tx, key, &change.path, change.op)
-        .into_iter()
-        .map(|(name, v)| (name, hist::canon::to_canonical_string(&v)))
-        .collect();
-    let mut members: Vec<(&str, &str)> = fields.iter().map(|(n, t)| (*n, t.as_str())).collect();
-    members.extend(change.old.as_deref().map(|t| ("old", t)));
-    members.extend(change.new.as_deref().map(|t| ("new", t)));
-    hist::canon::object_text(members)
-}
-
-/// The fields of a change record other than its values.
-fn record_fields(
-    tx: &hist::TxInfo,
-    key: &str,
-    path: &hist::DocPath,
-    op: hist::Op,
-) -> [(&'static str, Value); 7] {
-    [
-        ("at", Value::String(tx.at.to_string())),
-        ("actor", Value::String(tx.actor.clone())),
-        ("tx", Value::from(tx.id)),
-        (
-            "reason",
-            tx.reason.clone().map_or(Value::Null, Value::String),
-        ),
-        ("key", Value::String(key.to_owned())),
-        ("path", Value::String(path.to_string())),
-        ("op", Value::String(op.to_string())),
-    ]
-}
-
 /// The largest JSON document a command reads (256 MiB): a larger input is refused before it
 /// is held in memory whole, so a hostile or mistaken input cannot exhaust memory.
 pub const MAX_DOCUMENT_BYTES: u64 = 256 << 20;

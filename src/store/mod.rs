@@ -29,6 +29,7 @@ mod records;
 mod segments;
 mod txlog;
 mod value;
+mod version;
 mod write;
 
 pub(crate) use changes::{Order, Side, stored_path};

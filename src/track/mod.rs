@@ -394,7 +394,7 @@ impl Repo {
         let sealed: Vec<bool> = scan
             .pending
             .iter()
-            .map(|p| !crate::shred::personal_rules(self.rules(), &p.key).is_empty())
+            .map(|p| !crate::shred::personal_rules(&self.rules(), &p.key).is_empty())
             .collect();
         let objects = store_objects(self.store.objects(), &scan.pending, &sealed, &mut |done| {
             progress(Progress {

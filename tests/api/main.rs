@@ -19,6 +19,7 @@ mod export;
 mod gc;
 mod import;
 mod layers;
+mod long_lived;
 mod patch_conformance;
 mod path;
 mod rename;
