@@ -20,7 +20,7 @@ use crate::path::DocPath;
 use rusqlite::{OptionalExtension, params};
 use std::cell::RefCell;
 use std::collections::HashMap;
-use std::rc::Rc;
+use std::sync::Arc;
 
 /// A key's tail is sealed once it holds this many changes.
 pub(crate) const SEAL_ROWS: i64 = 4096;
@@ -50,18 +50,18 @@ pub(crate) struct SegmentRow {
 /// The store's caches of path numbers and decoded segments.
 #[derive(Default)]
 pub(super) struct Caches {
-    path_text: HashMap<i64, Rc<str>>,
-    parsed: rustc_hash::FxHashMap<i64, Rc<DocPath>>,
-    path_id: HashMap<Rc<str>, i64>,
+    path_text: HashMap<i64, Arc<str>>,
+    parsed: rustc_hash::FxHashMap<i64, Arc<DocPath>>,
+    path_id: HashMap<Arc<str>, i64>,
     /// Whole decoded segments, by object id, the most recently decoded last.
-    segments: Vec<(String, Rc<hist_segment::Segment>)>,
+    segments: Vec<(String, Arc<hist_segment::Segment>)>,
     /// How many times a segment was read and decoded (whole or in part).
     decodes: u64,
 }
 
 impl Caches {
-    fn remember_path(&mut self, id: i64, text: &str) -> Rc<str> {
-        let text: Rc<str> = Rc::from(text);
+    fn remember_path(&mut self, id: i64, text: &str) -> Arc<str> {
+        let text: Arc<str> = Arc::from(text);
         self.path_text.insert(id, text.clone());
         self.path_id.insert(text.clone(), id);
         text
@@ -70,7 +70,7 @@ impl Caches {
 
 impl Store {
     /// The text of path number `id`.
-    pub(crate) fn path_text(&self, id: i64) -> Result<Rc<str>> {
+    pub(crate) fn path_text(&self, id: i64) -> Result<Arc<str>> {
         if let Some(text) = self.caches.borrow().path_text.get(&id) {
             return Ok(text.clone());
         }
@@ -115,17 +115,17 @@ impl Store {
                 .map_err(|e| corrupt(format!("a path: {e}")))?;
             caches
                 .parsed
-                .insert(id, Rc::new(super::changes::stored_path(text)?));
+                .insert(id, Arc::new(super::changes::stored_path(text)?));
         }
         Ok(())
     }
 
     /// Path number `id`, parsed (once).
-    pub(crate) fn parsed_path(&self, id: i64) -> Result<Rc<DocPath>> {
+    pub(crate) fn parsed_path(&self, id: i64) -> Result<Arc<DocPath>> {
         if let Some(path) = self.caches.borrow().parsed.get(&id) {
             return Ok(path.clone());
         }
-        let path = Rc::new(super::changes::stored_path(&self.path_text(id)?)?);
+        let path = Arc::new(super::changes::stored_path(&self.path_text(id)?)?);
         self.caches.borrow_mut().parsed.insert(id, path.clone());
         Ok(path)
     }
@@ -216,11 +216,11 @@ impl Store {
     }
 
     /// Segment `seg`, decoded whole (from the cache when it holds it).
-    pub(crate) fn decoded(&self, seg: &SegmentRow) -> Result<Rc<hist_segment::Segment>> {
+    pub(crate) fn decoded(&self, seg: &SegmentRow) -> Result<Arc<hist_segment::Segment>> {
         if let Some(decoded) = self.cached_segment(seg) {
             return Ok(decoded);
         }
-        let decoded = Rc::new(self.decode_segment(seg, 0, i64::MAX)?);
+        let decoded = Arc::new(self.decode_segment(seg, 0, i64::MAX)?);
         let mut caches = self.caches.borrow_mut();
         if caches.segments.len() >= CACHED_SEGMENTS {
             caches.segments.remove(0);
@@ -237,14 +237,14 @@ impl Store {
         seg: &SegmentRow,
         after: i64,
         upto: i64,
-    ) -> Result<Rc<hist_segment::Segment>> {
+    ) -> Result<Arc<hist_segment::Segment>> {
         if let Some(decoded) = self.cached_segment(seg) {
             return Ok(decoded);
         }
-        Ok(Rc::new(self.decode_segment(seg, after, upto)?))
+        Ok(Arc::new(self.decode_segment(seg, after, upto)?))
     }
 
-    fn cached_segment(&self, seg: &SegmentRow) -> Option<Rc<hist_segment::Segment>> {
+    fn cached_segment(&self, seg: &SegmentRow) -> Option<Arc<hist_segment::Segment>> {
         let caches = self.caches.borrow();
         caches
             .segments

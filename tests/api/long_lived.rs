@@ -113,3 +113,12 @@ fn an_open_handle_sees_a_forget_committed_elsewhere() {
     let doc = service.current("customer/1").unwrap().unwrap();
     assert_eq!(doc["email"], hist::shred::forgotten_marker());
 }
+
+/// A service moves its handle between threads (the Python binding releases the GIL around
+/// every call, Go behind a mutex): the handle must be `Send`. A compile-time check: this test
+/// stops compiling if a cache inside the store holds something that is not.
+#[test]
+fn a_handle_can_move_to_another_thread() {
+    fn send<T: Send>() {}
+    send::<Repo>();
+}
