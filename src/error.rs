@@ -288,8 +288,9 @@ pub enum TrackError {
     /// A file replaced while it was being read.
     #[error("{0} changed while hist was reading it; run the command again")]
     Raced(String),
-    /// A `.histignore` that cannot be read.
-    #[error(".histignore: {0}")]
+    /// An ignore file (`.histignore`, `.gitignore`, `.git/info/exclude`) that cannot be
+    /// read or does not parse (the message names it).
+    #[error("an ignore file cannot be used: {0}")]
     Ignore(String),
 }
 
@@ -299,7 +300,7 @@ pub enum TrackError {
 pub struct FileParseError {
     /// The file's key (its path relative to the repository root).
     pub file: String,
-    /// `JSON`, `TOML` or `YAML`.
+    /// `JSON`, `JSONC`, `TOML` or `YAML`.
     pub format: &'static str,
     /// 1-based line.
     pub line: usize,
