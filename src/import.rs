@@ -103,6 +103,9 @@ pub enum RecordError {
     /// No `"doc"` member.
     #[error("no \"doc\"")]
     NoDoc,
+    /// The line is not UTF-8 text.
+    #[error("the line is not UTF-8 text")]
+    NotUtf8,
     /// An `"at"` that is not a time (its JSON text).
     #[error("\"at\" is not a time: {0}")]
     At(String),
@@ -138,13 +141,25 @@ pub enum ImportError {
         /// What is recorded (the batches committed before).
         recorded: ImportSummary,
     },
+    /// The input could not be read at `line` (every snapshot before it is recorded).
+    #[error("line {line}: {error}")]
+    Read {
+        /// The line being read (from 1).
+        line: usize,
+        /// What failed.
+        error: std::io::Error,
+        /// What was recorded before it.
+        recorded: ImportSummary,
+    },
 }
 
 impl ImportError {
     /// What the import recorded before it stopped: that stays recorded.
     pub fn recorded(&self) -> ImportSummary {
         match self {
-            Self::Record { recorded, .. } | Self::Store { recorded, .. } => *recorded,
+            Self::Record { recorded, .. }
+            | Self::Store { recorded, .. }
+            | Self::Read { recorded, .. } => *recorded,
         }
     }
 }
@@ -208,6 +223,19 @@ impl Repo {
         text: &str,
         now: Timestamp,
         options: &ImportOptions,
+        progress: impl FnMut(ImportEvent<'_>),
+    ) -> Result<ImportSummary, ImportError> {
+        self.import_reader(text.as_bytes(), now, options, progress)
+    }
+
+    /// [`Repo::import_ndjson`] reading its input as it goes, one line at a time: an input
+    /// of any length is imported holding one record in memory. A line that is not UTF-8
+    /// stops the import at that line, as a bad record does; so does a failure to read.
+    pub fn import_reader(
+        &mut self,
+        mut input: impl std::io::BufRead,
+        now: Timestamp,
+        options: &ImportOptions,
         mut progress: impl FnMut(ImportEvent<'_>),
     ) -> Result<ImportSummary, ImportError> {
         let batch = options.batch.max(1);
@@ -216,17 +244,40 @@ impl Repo {
         let mut recorded = ImportSummary::default();
         let store = |error, recorded| ImportError::Store { error, recorded };
         self.begin_batch().map_err(|e| store(e, committed))?;
-        for (i, line) in text.lines().enumerate() {
-            let lineno = i + 1;
-            if line.trim().is_empty() {
-                continue;
+        let mut buf = Vec::new();
+        let mut lineno = 0;
+        loop {
+            lineno += 1;
+            buf.clear();
+            match input.read_until(b'\n', &mut buf) {
+                Ok(0) => break,
+                Ok(_) => {}
+                Err(error) => {
+                    self.commit_batch().map_err(|e| store(e, committed))?;
+                    return Err(ImportError::Read {
+                        line: lineno,
+                        error,
+                        recorded,
+                    });
+                }
             }
-            let (key, outcome) = match self.import_record(line, now, |message| {
-                progress(ImportEvent::Warning {
-                    line: lineno,
-                    message,
-                });
-            }) {
+            let imported = match std::str::from_utf8(&buf) {
+                Ok(line) => {
+                    let line = line.strip_suffix('\n').unwrap_or(line);
+                    let line = line.strip_suffix('\r').unwrap_or(line);
+                    if line.trim().is_empty() {
+                        continue;
+                    }
+                    self.import_record(line, now, |message| {
+                        progress(ImportEvent::Warning {
+                            line: lineno,
+                            message,
+                        });
+                    })
+                }
+                Err(_) => Err(RecordError::NotUtf8),
+            };
+            let (key, outcome) = match imported {
                 Ok(done) => done,
                 Err(problem) => {
                     // Whatever was recorded before a bad record stays recorded.

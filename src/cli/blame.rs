@@ -1,5 +1,5 @@
 use super::ui::{palette, show_path};
-use super::{CliError, Env, OutputOpts, Ui, parse_when};
+use super::{CliError, Env, OutputOpts, Ui};
 use clap::Args;
 use hist::DocPath;
 use hist::canon::Value;
@@ -33,24 +33,22 @@ pub struct BlameArgs {
     #[arg(value_name = "@WHEN")]
     pub when: Option<String>,
     /// Only the fields at or below this path.
-    #[arg(long, short = 'p', value_name = "PATH", allow_hyphen_values = true)]
+    #[arg(long, value_name = "PATH", allow_hyphen_values = true)]
     pub path: Option<String>,
     #[command(flatten)]
     pub output: OutputOpts,
 }
 
 pub fn cmd_blame(ui: &mut Ui, env: &Env, args: &BlameArgs) -> Result<(), CliError> {
-    let when = args.when.as_deref().map(parse_when).transpose()?;
+    let when = args.when.as_deref().map(|w| env.when(w)).transpose()?;
     let path = args.path.as_deref().map(DocPath::parse).transpose()?;
     let repo = env.repo()?;
     let blame = repo.blame(&args.key, when, path.as_ref())?;
     let then = when.map_or_else(|| "now".to_owned(), |w| format!("at {w}"));
     if !blame.document {
         return Err(
-            CliError::user(format!("{} does not exist {then}", args.key)).hint(
-                "`hist sql \"SELECT key FROM current\"` lists the documents; \
-                 `hist log KEY` shows when one existed",
-            ),
+            CliError::user(format!("{} does not exist {then}", args.key))
+                .hint("`hist ls` lists the documents; `hist log KEY` shows when one existed"),
         );
     }
     if blame.value.is_none() {

@@ -21,6 +21,7 @@ mod import;
 mod ingest;
 mod init;
 mod log;
+mod ls;
 #[cfg(test)]
 mod man;
 mod mv;
@@ -93,6 +94,7 @@ pub enum Command {
     Show(show::ShowArgs),
     History(history::HistoryArgs),
     Log(log::LogArgs),
+    Ls(ls::LsArgs),
     Blame(blame::BlameArgs),
     Diff(diff::DiffArgs),
     Sql(sql::SqlArgs),
@@ -133,6 +135,37 @@ pub struct OutputOpts {
     /// Print NDJSON, one object per line, with stable field names.
     #[arg(long)]
     pub json: bool,
+}
+
+/// `--exit-code` and `--quiet`, for commands that tell whether something changed (`diff`,
+/// `status`, `ingest`), as diff(1) and `git diff --exit-code` do.
+#[derive(Debug, Args, Clone, Copy, Default)]
+pub struct ExitCodeOpts {
+    /// Exit 0 when nothing changed, 1 when something did, 2 on an error (255: a bug in
+    /// hist).
+    #[arg(long)]
+    pub exit_code: bool,
+    /// Print nothing on stdout; implies --exit-code.
+    #[arg(long, short = 'q')]
+    pub quiet: bool,
+}
+
+impl ExitCodeOpts {
+    /// True when the exit code tells whether something changed.
+    pub fn wanted(self) -> bool {
+        self.exit_code || self.quiet
+    }
+
+    /// The end of a command that found `changed`: exit 1 when it did and the code is
+    /// wanted; a failure exits 2 then.
+    pub fn finish(self, result: Result<bool, CliError>) -> Result<(), CliError> {
+        match result {
+            Ok(true) if self.wanted() => Err(CliError::changed()),
+            Ok(_) => Ok(()),
+            Err(e) if self.wanted() => Err(e.under_exit_code()),
+            Err(e) => Err(e),
+        }
+    }
 }
 
 /// What commands need from the outside world.
@@ -179,24 +212,27 @@ impl Env {
                 "name the actor with --actor kind:name or the HIST_ACTOR environment variable",
             )
         })?;
-        let at = opts.at.as_deref().map(parse_write_time).transpose()?;
+        let at = opts.at.as_deref().map(|t| self.write_time(t)).transpose()?;
         Ok(TxOptions::new(actor, kind, self.now)
             .reason(opts.reason.clone())
             .at(at))
     }
 }
 
-/// Parses `--at` for a write: a time, not a transaction.
-fn parse_write_time(text: &str) -> Result<Timestamp, CliError> {
-    match When::parse(text)? {
-        When::At(ts) => Ok(ts),
-        When::Tx(_) => Err(CliError::usage("--at takes a time for a write, not @tx:N")),
+impl Env {
+    /// Parses a `WHEN` (an argument or the value of `--since`, `--until`, …): every command
+    /// reads times through this one parser, relative forms against the command's clock.
+    pub fn when(&self, text: &str) -> Result<When, CliError> {
+        Ok(When::parse_at(text, self.now)?)
     }
-}
 
-/// Parses a `@WHEN` argument.
-pub fn parse_when(text: &str) -> Result<When, CliError> {
-    Ok(When::parse(text)?)
+    /// Parses `--at` for a write: a time, not a transaction.
+    pub fn write_time(&self, text: &str) -> Result<Timestamp, CliError> {
+        match self.when(text)? {
+            When::At(ts) => Ok(ts),
+            When::Tx(_) => Err(CliError::usage("--at takes a time for a write, not @tx:N")),
+        }
+    }
 }
 
 /// Runs the command line and returns the exit code.
@@ -252,6 +288,7 @@ fn dispatch(ui: &mut Ui, env: &Env, command: Command) -> Result<(), CliError> {
         Command::Show(args) => show::cmd_show(ui, env, &args),
         Command::History(args) => history::cmd_history(ui, env, &args),
         Command::Log(args) => log::cmd_log(ui, env, &args),
+        Command::Ls(args) => ls::cmd_ls(ui, env, &args),
         Command::Diff(args) => diff::cmd_diff(ui, env, &args),
         Command::Sql(args) => sql::cmd_sql(ui, env, &args),
         Command::Rules(args) => rules::cmd_rules(ui, env, &args),

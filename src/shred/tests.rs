@@ -4,10 +4,10 @@
 
 use super::*;
 use crate::model::Actor;
-use crate::repo::{Repo, TxOptions};
-use std::path::{Path, PathBuf};
 use crate::path::PathPattern;
+use crate::repo::{Repo, TxOptions};
 use crate::time::{Timestamp, When};
+use std::path::{Path, PathBuf};
 
 const ALICE_EMAIL: &str = "alice.unique@example.com";
 const ALICE_NAME: &str = "Alice Uniquename";
