@@ -368,6 +368,17 @@ pub enum ShredError {
     /// forgotten): damage.
     #[error("a sealed value of subject {0} does not decrypt with its key")]
     Damaged(String),
+    /// A personal value was to be read or written, but the key that unlocks `keys.db` (an
+    /// age identity kept outside the repository, or a passphrase) was not given.
+    #[error(
+        "this needs the personal values' keys, and keys.db is locked: it opens with {} kept outside the repository",
+        if *.0 == crate::shred::Protection::Passphrase { "a passphrase" } else { "an age identity" }
+    )]
+    Locked(crate::shred::Protection),
+    /// The identity or passphrase given does not open `keys.db`, or an identity file that
+    /// cannot be used (`what` says which).
+    #[error("{0}")]
+    WrongKey(String),
 }
 
 /// `Result` with [`Error`].

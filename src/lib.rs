@@ -66,7 +66,7 @@ pub use log::{LogEntry, LogFilter};
 pub use ls::{ListedKey, LsFilter};
 pub use model::{Actor, Change, ChangeText, LoggedChange, Op, TxInfo};
 pub use path::DocPath;
-pub use personal::{Backup, Forgotten};
+pub use personal::{Backup, Forgotten, KeysProtected};
 pub use repo::{HIST_DIR, Repo, TxOptions};
 pub use retention::Compaction;
 pub use rules::Rename;

@@ -174,6 +174,15 @@ fn shred_hint(e: &ShredError) -> Option<&'static str> {
         ShredError::NoSubject { .. } => {
             "write the subject field in the same document, or declare the rule without --subject-from (the subject is then the document key)"
         }
+        ShredError::Locked(hist::shred::Protection::Passphrase) => {
+            "set HIST_PASSPHRASE, or pass --passphrase-file FILE; reads and writes that touch no personal value work without it"
+        }
+        ShredError::Locked(_) => {
+            "pass --identity FILE (or set HIST_IDENTITY) with the age identity kept outside the repository; reads and writes that touch no personal value work without it"
+        }
+        ShredError::WrongKey(_) => {
+            "`hist keys` says what unlocks keys.db; give that identity file or passphrase"
+        }
         ShredError::UnknownSubject(_) => {
             "the subject is the document key, or the value at the rule's --subject-from path; `hist rules` lists the personal rules"
         }

@@ -20,6 +20,7 @@ mod history;
 mod import;
 mod ingest;
 mod init;
+mod keys;
 mod log;
 mod ls;
 #[cfg(test)]
@@ -72,6 +73,14 @@ pub struct Cli {
     /// through $HIST_PAGER, $PAGER or `less -FRX`).
     #[arg(long, global = true)]
     pub no_pager: bool,
+    /// The age identity file that unlocks keys.db when it is kept outside the repository
+    /// (needed only to read or write personal values).
+    #[arg(long, global = true, env = "HIST_IDENTITY", value_name = "FILE")]
+    pub identity: Option<PathBuf>,
+    /// A file whose first line is the passphrase that unlocks keys.db (or set
+    /// HIST_PASSPHRASE).
+    #[arg(long, global = true, value_name = "FILE")]
+    pub passphrase_file: Option<PathBuf>,
     /// The command.
     #[command(subcommand)]
     pub command: Command,
@@ -86,6 +95,7 @@ pub struct Cli {
 #[allow(missing_docs)]
 pub enum Command {
     Init(init::InitArgs),
+    Keys(keys::KeysArgs),
     Set(write::SetArgs),
     Rm(write::RmArgs),
     Apply(write::ApplyArgs),
@@ -174,10 +184,13 @@ pub struct Env {
     pub now: Timestamp,
     /// Where the command runs.
     pub cwd: PathBuf,
+    /// What unlocks keys.db (--identity, HIST_IDENTITY, --passphrase-file, HIST_PASSPHRASE).
+    pub keys: hist::shred::KeyAccess,
 }
 
 impl Env {
-    fn from_process(dir: Option<PathBuf>) -> Result<Self, CliError> {
+    fn from_process(cli: &Cli) -> Result<Self, CliError> {
+        let dir = cli.chdir.clone();
         let now = match std::env::var("HIST_NOW") {
             Ok(text) => Timestamp::parse_rfc3339(&text).ok_or_else(|| {
                 CliError::usage(format!("HIST_NOW={text:?} is not an RFC 3339 time"))
@@ -197,12 +210,18 @@ impl Env {
                 cwd.display()
             )));
         }
-        Ok(Self { now, cwd })
+        let keys = hist::shred::KeyAccess {
+            identity: cli.identity.as_ref().map(|p| cwd.join(p)),
+            passphrase: passphrase(cli.passphrase_file.as_deref(), "HIST_PASSPHRASE", &cwd)?,
+        };
+        Ok(Self { now, cwd, keys })
     }
 
     /// Opens the repository that contains the working directory.
     pub fn repo(&self) -> Result<Repo, CliError> {
-        Repo::discover(&self.cwd).map_err(Into::into)
+        let mut repo = Repo::discover(&self.cwd)?;
+        repo.set_key_access(self.keys.clone());
+        Ok(repo)
     }
 
     /// Validates the write options into transaction options.
@@ -235,6 +254,25 @@ impl Env {
     }
 }
 
+/// A passphrase: the first line of `file`, or the environment variable `var`.
+pub fn passphrase(
+    file: Option<&std::path::Path>,
+    var: &str,
+    cwd: &std::path::Path,
+) -> Result<Option<hist::shred::SecretString>, CliError> {
+    if let Some(file) = file {
+        let text = std::fs::read_to_string(cwd.join(file)).map_err(|e| {
+            CliError::user(format!(
+                "cannot read the passphrase from {}: {e}",
+                file.display()
+            ))
+        })?;
+        let line = text.lines().next().unwrap_or_default().to_owned();
+        return Ok(Some(line.into()));
+    }
+    Ok(std::env::var(var).ok().map(Into::into))
+}
+
 /// Runs the command line and returns the exit code.
 pub fn run() -> ExitCode {
     let cli = match Cli::try_parse() {
@@ -242,7 +280,7 @@ pub fn run() -> ExitCode {
         Err(e) => return report_clap_error(&e),
     };
     let mut ui = Ui::for_terminal(cli.color, !cli.no_pager);
-    let result = Env::from_process(cli.chdir).and_then(|env| dispatch(&mut ui, &env, cli.command));
+    let result = Env::from_process(&cli).and_then(|env| dispatch(&mut ui, &env, cli.command));
     // Close the pager (if any) before an error is printed, so the error stays on screen.
     let finished = ui.finish();
     match result.and(finished) {
@@ -280,6 +318,7 @@ fn report_clap_error(e: &clap::Error) -> ExitCode {
 fn dispatch(ui: &mut Ui, env: &Env, command: Command) -> Result<(), CliError> {
     match command {
         Command::Init(args) => init::cmd_init(ui, env, &args),
+        Command::Keys(args) => keys::cmd_keys(ui, env, &args),
         Command::Set(args) => write::cmd_set(ui, env, &args),
         Command::Rm(args) => write::cmd_rm(ui, env, &args),
         Command::Apply(args) => write::cmd_apply(ui, env, &args),

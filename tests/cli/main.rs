@@ -20,6 +20,7 @@ mod test_garbage_args;
 mod test_gc;
 mod test_hostile;
 mod test_ingest;
+mod test_keys;
 mod test_ls;
 mod test_mv;
 mod test_numbers;
