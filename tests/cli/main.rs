@@ -25,6 +25,7 @@ mod test_ls;
 mod test_mv;
 mod test_numbers;
 mod test_readme;
+mod test_scripts;
 mod test_sql;
 mod test_sql_lockdown;
 mod test_tamper;
