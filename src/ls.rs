@@ -1,7 +1,7 @@
 //! Listing documents: the keys that exist now or at a past moment, each with the
 //! transaction that last changed it (`hist ls`).
 
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::model::TxInfo;
 use crate::repo::Repo;
 use crate::time::When;
@@ -29,14 +29,7 @@ impl Repo {
         let matcher = filter
             .keys
             .as_deref()
-            .map(|glob| {
-                globset::Glob::new(glob)
-                    .map(|g| g.compile_matcher())
-                    .map_err(|e| Error::Glob {
-                        glob: glob.to_owned(),
-                        message: e.kind().to_string(),
-                    })
-            })
+            .map(crate::rules::key_matcher)
             .transpose()?;
         let found = self.snapshot(|| match when {
             None => self.store.listed_now(),

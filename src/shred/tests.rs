@@ -55,9 +55,9 @@ fn put(repo: &mut Repo, key: &str, doc: Value) -> Option<Vec<crate::Change>> {
     }
 }
 
-/// Every file under `.hist/`, with its bytes.
-fn files(repo: &Repo) -> Vec<(PathBuf, Vec<u8>)> {
-    walkdir::WalkDir::new(repo.hist_dir())
+/// Every file under `dir`, with its bytes.
+fn files_under(dir: &Path) -> Vec<(PathBuf, Vec<u8>)> {
+    walkdir::WalkDir::new(dir)
         .into_iter()
         .map(Result::unwrap)
         .filter(|e| e.file_type().is_file())
@@ -68,8 +68,13 @@ fn files(repo: &Repo) -> Vec<(PathBuf, Vec<u8>)> {
 /// The files under `.hist/` that contain `needle`, in raw bytes or (for objects) once
 /// decompressed.
 fn found_in(repo: &Repo, needle: &[u8]) -> Vec<PathBuf> {
+    found_under(&repo.hist_dir(), needle)
+}
+
+/// The files under `dir` that contain `needle`, in raw bytes or once decompressed.
+fn found_under(dir: &Path, needle: &[u8]) -> Vec<PathBuf> {
     let has = |hay: &[u8]| hay.windows(needle.len()).any(|w| w == needle);
-    files(repo)
+    files_under(dir)
         .into_iter()
         .filter(|(_, bytes)| {
             has(bytes) || zstd::stream::decode_all(bytes.as_slice()).is_ok_and(|d| has(&d))
@@ -450,36 +455,18 @@ fn writes_never_unseal_a_value_no_rule_covers() {
     );
 }
 
-/// The files under `dir` that contain `needle`, in raw bytes or once decompressed.
-fn found_under(dir: &Path, needle: &[u8]) -> Vec<PathBuf> {
-    let has = |hay: &[u8]| hay.windows(needle.len()).any(|w| w == needle);
-    walkdir::WalkDir::new(dir)
-        .into_iter()
-        .map(Result::unwrap)
-        .filter(|e| e.file_type().is_file())
-        .filter(|e| {
-            let bytes = std::fs::read(e.path()).unwrap();
-            has(&bytes) || zstd::stream::decode_all(bytes.as_slice()).is_ok_and(|d| has(&d))
-        })
-        .map(|e| e.path().to_path_buf())
-        .collect()
-}
-
 /// The files under `dir` holding an age identity (`AGE-SECRET-KEY-1` and its key; the
 /// schema's comment names the prefix alone).
 fn holding_an_identity(dir: &Path) -> Vec<PathBuf> {
     let prefix = b"AGE-SECRET-KEY-1";
-    walkdir::WalkDir::new(dir)
+    files_under(dir)
         .into_iter()
-        .map(Result::unwrap)
-        .filter(|e| e.file_type().is_file())
-        .filter(|e| {
-            let bytes = std::fs::read(e.path()).unwrap();
+        .filter(|(_, bytes)| {
             bytes
                 .windows(prefix.len() + 1)
                 .any(|w| w.starts_with(prefix) && w[prefix.len()].is_ascii_alphanumeric())
         })
-        .map(|e| e.path().to_path_buf())
+        .map(|(p, _)| p)
         .collect()
 }
 
