@@ -310,6 +310,30 @@ pub struct FileParseError {
     pub message: String,
 }
 
+/// What protects the master key of `keys.db` at rest (crypto-shredding; here, beside
+/// [`ShredError::Locked`], which names it).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Protection {
+    /// An age identity stored in `keys.db` itself: file permissions are the only protection
+    /// (the default).
+    Repository,
+    /// An age identity kept outside the repository (`--identity FILE`, `HIST_IDENTITY`).
+    Identity,
+    /// A passphrase (age's scrypt).
+    Passphrase,
+}
+
+impl Protection {
+    /// `repository`, `identity` or `passphrase`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Protection::Repository => "repository",
+            Protection::Identity => "identity",
+            Protection::Passphrase => "passphrase",
+        }
+    }
+}
+
 /// Why a crypto-shredding operation failed.
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
@@ -372,9 +396,9 @@ pub enum ShredError {
     /// age identity kept outside the repository, or a passphrase) was not given.
     #[error(
         "this needs the personal values' keys, and keys.db is locked: it opens with {} kept outside the repository",
-        if *.0 == crate::shred::Protection::Passphrase { "a passphrase" } else { "an age identity" }
+        if *.0 == Protection::Passphrase { "a passphrase" } else { "an age identity" }
     )]
-    Locked(crate::shred::Protection),
+    Locked(Protection),
     /// The identity or passphrase given does not open `keys.db`, or an identity file that
     /// cannot be used (`what` says which).
     #[error("{0}")]

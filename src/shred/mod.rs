@@ -46,28 +46,7 @@ pub(crate) mod seal;
 
 pub use age::secrecy::SecretString;
 
-/// What protects the master key of `keys.db` at rest.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Protection {
-    /// An age identity stored in `keys.db` itself: file permissions are the only protection
-    /// (the default).
-    Repository,
-    /// An age identity kept outside the repository (`--identity FILE`, `HIST_IDENTITY`).
-    Identity,
-    /// A passphrase (age's scrypt).
-    Passphrase,
-}
-
-impl Protection {
-    /// `repository`, `identity` or `passphrase`.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Protection::Repository => "repository",
-            Protection::Identity => "identity",
-            Protection::Passphrase => "passphrase",
-        }
-    }
-}
+pub use crate::error::Protection;
 
 /// How to protect `keys.db` ([`crate::Repo::init_with`], [`crate::Repo::protect_keys`]).
 #[derive(Clone)]

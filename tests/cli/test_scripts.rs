@@ -47,13 +47,19 @@ fn hist_bin_asks_cargo_where_the_binary_is() {
         return;
     };
     // The profile it was built with: the directory's name (`debug` is the dev profile).
-    let profile = match built.parent().and_then(Path::file_name).and_then(|n| n.to_str()) {
+    let profile = match built
+        .parent()
+        .and_then(Path::file_name)
+        .and_then(|n| n.to_str())
+    {
         Some("debug") | None => "dev".to_owned(),
         Some(other) => other.to_owned(),
     };
     let out = std::process::Command::new("bash")
         .arg("-c")
-        .arg(format!(". fixtures/hist-bin.sh && hist_bin --profile {profile}"))
+        .arg(format!(
+            ". fixtures/hist-bin.sh && hist_bin --profile {profile}"
+        ))
         .current_dir(root)
         .env("CARGO_TARGET_DIR", target)
         .env_remove("HIST")
