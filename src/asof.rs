@@ -14,7 +14,7 @@ use crate::model::Op;
 use crate::replay::{self, Step};
 use crate::repo::Repo;
 use crate::retention::Compaction;
-use crate::store::{Order, ReadPlan, Side, parse_stored, stored_path};
+use crate::store::{Order, ReadPlan, Side, parse_stored};
 use crate::time::When;
 
 /// A document as of some point.
@@ -294,7 +294,7 @@ impl Repo {
                 (_, op) => op,
             };
             out.push(Step {
-                path: stored_path(&row.path)?,
+                path: row.path,
                 op,
                 new: self.store.value_text(row.value)?,
             });

@@ -29,6 +29,8 @@ pub struct FsckReport {
     pub checkpoints: usize,
     /// Objects verified.
     pub objects: usize,
+    /// Sealed segments checked against their index rows.
+    pub segments: usize,
     /// Every problem, one sentence each (empty: all is well).
     pub problems: Vec<String>,
     /// The newest transaction and its chained hash (hex). Kept somewhere else, it lets a
@@ -50,6 +52,7 @@ impl Repo {
     pub fn fsck(&self) -> Result<FsckReport> {
         let mut report = FsckReport::default();
         self.check_chain(&mut report)?;
+        self.check_segments(&mut report)?;
         self.check_replay(&mut report)?;
         self.check_objects(&mut report)?;
         self.check_sealed(&mut report.problems)?;
@@ -152,6 +155,8 @@ impl Repo {
             let mut expected_seq = 0;
             let mut broken = false;
             let mut after = 0;
+            // Each transaction's versions of the key, as the changes say.
+            let mut versions: Vec<(i64, i64, i64)> = Vec::new();
             'replay: loop {
                 let page = self
                     .store
@@ -168,6 +173,10 @@ impl Repo {
                             .problems
                             .push(format!("{key}: change sequence jumps to {seq}"));
                     }
+                    match versions.last_mut() {
+                        Some((tx, _, last)) if *tx == stored.tx => *last = seq,
+                        _ => versions.push((stored.tx, seq, seq)),
+                    }
                     let change = self.store.load_change(stored)?;
                     report.changes += 1;
                     if let Err(e) = diff::apply(&mut doc, &change) {
@@ -177,12 +186,13 @@ impl Repo {
                         broken = true;
                         break 'replay;
                     }
-                    while let Some((cseq, obj)) = next_ckpt.next_if(|(s, _)| *s <= seq) {
+                    while let Some(ckpt) = next_ckpt.next_if(|c| c.seq <= seq) {
                         report.checkpoints += 1;
-                        if *cseq != seq {
+                        let cseq = ckpt.seq;
+                        if cseq != seq {
                             continue;
                         }
-                        let stored = match obj {
+                        let stored = match &ckpt.object {
                             Some(hex) => match ObjectId::from_hex(hex) {
                                 Some(id) => match self.store.load_object(&id) {
                                     Ok(v) => Some(v),
@@ -208,6 +218,12 @@ impl Repo {
             if broken {
                 continue;
             }
+            if key_id != 0 && versions != self.store.versions(key_id)? {
+                report.problems.push(format!(
+                    "{key}: its changes do not match the record of which transaction made \
+                     which: they were altered outside hist"
+                ));
+            }
             if expected_seq != row.seq {
                 report.problems.push(format!(
                     "{key}: current state is at version {} but the log has {expected_seq} changes",
@@ -225,6 +241,42 @@ impl Repo {
                 report
                     .problems
                     .push(format!("{key}: the stored snapshot hash is wrong"));
+            }
+        }
+        Ok(())
+    }
+
+    /// Every segment decodes, holds the versions, transactions and paths its index row
+    /// says, and its versions follow on from the key's previous segment.
+    fn check_segments(&self, report: &mut FsckReport) -> Result<()> {
+        for row in self.store.doc_rows()? {
+            let Some(key_id) = self.store.key_id(&row.key)? else {
+                continue;
+            };
+            let mut next = 1;
+            for seg in self.store.key_segments(key_id)? {
+                report.segments += 1;
+                let name = &seg.object;
+                if seg.first_seq != next {
+                    report.problems.push(format!(
+                        "{}: segment {name} starts at version {} where {next} was expected",
+                        row.key, seg.first_seq
+                    ));
+                }
+                next = seg.last_seq + 1;
+                if let Some(problem) = self.store.check_segment(&seg)? {
+                    report
+                        .problems
+                        .push(format!("{}: segment {name}: {problem}", row.key));
+                }
+            }
+            if next - 1 != row.sealed_seq {
+                report.problems.push(format!(
+                    "{}: its segments end at version {} but the key says {}",
+                    row.key,
+                    next - 1,
+                    row.sealed_seq
+                ));
             }
         }
         Ok(())

@@ -119,6 +119,17 @@ impl Op {
         })
     }
 
+    /// The op of a change from a value there (`before`) or not, to one there (`after`) or
+    /// not (`None`: neither).
+    pub fn between_presence(before: bool, after: bool) -> Option<Self> {
+        match (before, after) {
+            (false, false) => None,
+            (false, true) => Some(Op::Add),
+            (true, false) => Some(Op::Remove),
+            (true, true) => Some(Op::Replace),
+        }
+    }
+
     /// The op that changes `old` into `new` (`None` when both are absent).
     pub fn between(old: Option<&Value>, new: Option<&Value>) -> Option<Self> {
         match (old, new) {

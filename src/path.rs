@@ -127,7 +127,7 @@ use std::fmt;
 use std::str::FromStr;
 
 /// One step of a path.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub enum Segment {
     /// An object member: `/name`.
     Field(String),

@@ -27,10 +27,12 @@ use crate::path::{DocPath, Segment};
 use std::borrow::Cow;
 use std::cmp::Ordering;
 use std::collections::BTreeMap;
+use std::rc::Rc;
 
 /// One change to replay: where, what, and the value after (canonical text).
 pub(crate) struct Step {
-    pub(crate) path: DocPath,
+    /// Shared: a replay of many versions repeats the same few paths.
+    pub(crate) path: std::rc::Rc<DocPath>,
     pub(crate) op: Op,
     pub(crate) new: Option<String>,
 }
@@ -57,8 +59,10 @@ pub(crate) fn replay(
         (base, base_checked) = (step.new.map(Cow::Owned), false);
     }
     let base = base.as_deref();
+    let changes = without_superseded(changes.collect());
     let mut edits = Edits {
         root: Node::Inside(BTreeMap::new()),
+        keys: std::collections::HashMap::new(),
         base: base.is_some(),
     };
     for change in changes {
@@ -79,9 +83,75 @@ pub(crate) fn replay(
     Some(Some(out))
 }
 
+/// `steps` with the run of steps of each path that has no other path of the steps inside
+/// it or around it (so its steps meet no other) folded into one: its value is the last
+/// step's, its op says whether the path held a value before the first and after the last
+/// (none before nor after: no step). A feed whose versions replace thousands of numbers each is
+/// then replayed a step per field, not per field and version. The steps at a path must
+/// follow one another (an `add` where there is a value, a `remove` or `replace` where
+/// there is none): otherwise they are all kept, and the replay sees what is wrong.
+fn without_superseded(steps: Vec<Step>) -> Vec<Step> {
+    if steps.len() < 2 || steps.iter().any(|s| s.op == Op::Move) {
+        return steps;
+    }
+    // Per path: whether it held a value before its first step and after each step so far,
+    // and the index of its last step.
+    let mut runs: rustc_hash::FxHashMap<&[Segment], (bool, bool, usize)> = Default::default();
+    for (i, step) in steps.iter().enumerate() {
+        let before = step.op != Op::Add;
+        let after = step.op != Op::Remove;
+        match runs.get_mut(step.path.segments()) {
+            None => {
+                runs.insert(step.path.segments(), (before, after, i));
+            }
+            Some(run) if run.1 == before => (run.1, run.2) = (after, i),
+            Some(_) => return steps,
+        }
+    }
+    if runs.len() == steps.len() {
+        return steps;
+    }
+    // Paths with another inside them, or inside another, keep every step.
+    let mut nested: rustc_hash::FxHashSet<&[Segment]> = Default::default();
+    for segs in runs.keys() {
+        for n in 0..segs.len() {
+            if runs.contains_key(&segs[..n]) {
+                nested.insert(segs);
+                nested.insert(&segs[..n]);
+            }
+        }
+    }
+    // What becomes of each step: kept with this op, or dropped (`None`).
+    let fate: Vec<Option<Op>> = steps
+        .iter()
+        .enumerate()
+        .map(|(i, step)| {
+            let segs = step.path.segments();
+            match runs.get(segs) {
+                Some(&(before, after, last)) if !nested.contains(segs) => {
+                    if i == last {
+                        Op::between_presence(before, after)
+                    } else {
+                        None
+                    }
+                }
+                _ => Some(step.op),
+            }
+        })
+        .collect();
+    drop((runs, nested));
+    steps
+        .into_iter()
+        .zip(fate)
+        .filter_map(|(step, op)| op.map(|op| Step { op, ..step }))
+        .collect()
+}
+
 /// The edits a run of changes makes, as a tree along their paths.
 struct Edits {
     root: Node,
+    /// The key of each path step seen, by its address (steps share their `Rc<DocPath>`).
+    keys: std::collections::HashMap<*const Segment, Key>,
     /// Whether the base document is there.
     base: bool,
 }
@@ -107,13 +177,13 @@ struct Child {
 }
 
 /// A step inside a container, ordered as canonical text orders it.
-#[derive(PartialEq, Eq)]
+#[derive(Clone, PartialEq, Eq)]
 enum Key {
     /// An object member, by name.
-    Member(String),
+    Member(Rc<str>),
     /// An array element, by the text it sorts by: its key values as a canonical JSON array
     /// (`fields`: the key fields) or, in a set (`fields` empty), its own canonical text.
-    Element { sort: String, fields: Vec<String> },
+    Element { sort: Rc<str>, fields: Rc<[String]> },
 }
 
 impl Ord for Key {
@@ -138,18 +208,18 @@ impl PartialOrd for Key {
 impl Key {
     fn of(seg: &Segment) -> Self {
         match seg {
-            Segment::Field(name) => Self::Member(name.clone()),
+            Segment::Field(name) => Self::Member(Rc::from(name.as_str())),
             Segment::Keyed(key) => {
                 let mut sort = Vec::new();
                 canon::write_key_values(key.iter().map(|(_, v)| v), &mut sort);
                 Self::Element {
-                    sort: String::from_utf8_lossy(&sort).into_owned(),
+                    sort: Rc::from(String::from_utf8_lossy(&sort)),
                     fields: key.iter().map(|(f, _)| f.clone()).collect(),
                 }
             }
             Segment::Member(value) => Self::Element {
-                sort: canon::to_canonical_string(value),
-                fields: Vec::new(),
+                sort: Rc::from(canon::to_canonical_string(value)),
+                fields: Rc::from(Vec::new()),
             },
         }
     }
@@ -180,7 +250,13 @@ impl Edits {
                 }
                 Node::Inside(children) => {
                     let last = i + 1 == segs.len();
-                    let child = children.entry(Key::of(seg)).or_insert_with(|| Child {
+                    // Steps of a replay share their paths: each step's key is made once.
+                    let key = self
+                        .keys
+                        .entry(std::ptr::from_ref(seg))
+                        .or_insert_with(|| Key::of(seg))
+                        .clone();
+                    let child = children.entry(key).or_insert_with(|| Child {
                         node: Node::Inside(BTreeMap::new()),
                         in_base: !(last && change.op == Op::Add),
                     });
@@ -292,7 +368,7 @@ fn emit_object(base: Val<'_>, children: &BTreeMap<Key, Child>, out: &mut String)
             kids.next();
         }
         match kids.peek() {
-            Some((Key::Member(k), child)) if *k == name => {
+            Some((Key::Member(k), child)) if **k == *name => {
                 if !child.in_base {
                     return None;
                 }
@@ -352,14 +428,14 @@ fn emit_array(base: Val<'_>, children: &BTreeMap<Key, Child>, out: &mut String) 
             return None;
         }
         while let Some((Key::Element { sort: k, .. }, child)) = kids.peek() {
-            if k.as_str() >= text {
+            if &**k >= text {
                 break;
             }
             emit_new(child, out, &mut first, |_| {})?;
             kids.next();
         }
         match kids.peek() {
-            Some((Key::Element { sort: k, .. }, child)) if k == text => {
+            Some((Key::Element { sort: k, .. }, child)) if &**k == text => {
                 if !child.in_base {
                     return None;
                 }
@@ -390,7 +466,7 @@ mod tests {
 
     fn step(path: &str, op: Op, new: Option<&str>) -> Step {
         Step {
-            path: DocPath::parse(path).unwrap_or_default(),
+            path: std::rc::Rc::new(DocPath::parse(path).unwrap_or_default()),
             op,
             new: new.map(str::to_owned),
         }
@@ -440,6 +516,75 @@ mod tests {
             vec![step("", Op::Add, Some("[1]")), step("", Op::Remove, None)],
         );
         assert_eq!(whole, Some(None));
+    }
+
+    #[test]
+    fn only_replaced_values_of_paths_apart_are_collapsed() {
+        let base = r#"{"a":1,"b":{"c":2}}"#;
+        let steps = |list: &[(&str, Op, Option<&str>)]| -> Vec<Step> {
+            list.iter().map(|&(p, op, v)| step(p, op, v)).collect()
+        };
+        let replaced = steps(&[
+            ("/a", Op::Replace, Some("2")),
+            ("/b/c", Op::Replace, Some("3")),
+            ("/a", Op::Replace, Some("4")),
+        ]);
+        assert_eq!(
+            without_superseded(steps(&[
+                ("/a", Op::Replace, Some("2")),
+                ("/b/c", Op::Replace, Some("3")),
+                ("/a", Op::Replace, Some("4")),
+            ]))
+            .len(),
+            2
+        );
+        assert_eq!(
+            run(Some(base), replaced),
+            Some(Some(r#"{"a":4,"b":{"c":3}}"#.to_owned()))
+        );
+        // A run that removes, adds and replaces is one step; one that ends where it began
+        // without a value, none.
+        let runs = steps(&[
+            ("/a", Op::Remove, None),
+            ("/z", Op::Add, Some("1")),
+            ("/a", Op::Add, Some("3")),
+            ("/z", Op::Remove, None),
+            ("/a", Op::Replace, Some("4")),
+        ]);
+        let folded = without_superseded(runs);
+        assert_eq!(folded.len(), 1);
+        assert_eq!(
+            (folded[0].op, folded[0].new.as_deref()),
+            (Op::Replace, Some("4"))
+        );
+        let added = steps(&[
+            ("/a", Op::Remove, None),
+            ("/a", Op::Add, Some("3")),
+            ("/y", Op::Add, Some("0")),
+        ]);
+        assert_eq!(
+            run(Some(base), added),
+            Some(Some(r#"{"a":3,"b":{"c":2},"y":0}"#.to_owned()))
+        );
+        // A path inside another keeps its steps (the others are still folded); steps that
+        // do not follow one another are all replayed.
+        let nested = || {
+            steps(&[
+                ("/b/c", Op::Replace, Some("3")),
+                ("/a", Op::Replace, Some("7")),
+                ("/b", Op::Replace, Some(r#"{"c":5}"#)),
+                ("/a", Op::Replace, Some("8")),
+                ("/b/c", Op::Replace, Some("6")),
+            ])
+        };
+        assert_eq!(without_superseded(nested()).len(), 4);
+        assert_eq!(
+            run(Some(base), nested()),
+            Some(Some(r#"{"a":8,"b":{"c":6}}"#.to_owned()))
+        );
+        let broken = || steps(&[("/a", Op::Replace, Some("3")), ("/a", Op::Add, Some("4"))]);
+        assert_eq!(without_superseded(broken()).len(), 2);
+        assert_eq!(run(Some(base), broken()), None);
     }
 
     #[test]

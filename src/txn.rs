@@ -116,6 +116,7 @@ struct Pending {
     ckpt_seq: i64,
     ckpt_count: i64,
     ckpt_bytes: i64,
+    sealed_seq: i64,
     /// Sealed, as they will be stored.
     changes: Vec<ChangeText>,
     /// What `doc` was written from, when it is a snapshot's text ([`input_id`]); `None`
@@ -251,6 +252,7 @@ impl Txn<'_> {
             ckpt_seq: base.ckpt_seq,
             ckpt_count: base.ckpt_count,
             ckpt_bytes: base.ckpt_bytes,
+            sealed_seq: base.sealed_seq,
             changes: Vec::new(),
             input: None,
         });
@@ -607,6 +609,7 @@ impl Pending {
             ckpt_seq: self.ckpt_seq,
             ckpt_count: self.ckpt_count,
             ckpt_bytes: self.ckpt_bytes,
+            sealed_seq: self.sealed_seq,
             text: self.doc.into_text(),
             hash: self.hash,
             input: self.input,

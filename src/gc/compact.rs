@@ -387,6 +387,9 @@ pub(super) fn rewrite_key(w: &WriteTxn<'_>, kp: &KeyPlan) -> Result<CheckpointSt
             }),
         })
         .collect();
+    if let Some(key_id) = store.key_id(key)? {
+        w.unseal_key(key_id)?;
+    }
     let old = w.rewrite_key_log(&store::KeyRewrite {
         key,
         deleted: &kp.deleted,
@@ -462,7 +465,7 @@ struct Rebuild<'a> {
     w: &'a WriteTxn<'a>,
     key: &'a str,
     /// Old checkpoints by their new version number.
-    survivors: HashMap<i64, Option<String>>,
+    survivors: HashMap<i64, store::Checkpoint>,
     count: i64,
     bytes: i64,
     ckpt_seq: i64,
@@ -475,15 +478,14 @@ impl Rebuild<'_> {
     /// `tx_end`: the last change of that transaction to this key), `doc` being the document
     /// then.
     fn settle(&mut self, doc: Option<&Value>, seq: i64, tx: i64, tx_end: bool) -> Result<()> {
-        if let Some(obj) = self.survivors.get(&seq) {
-            let same = match (obj, doc) {
+        if let Some(old) = self.survivors.get(&seq) {
+            let same = match (&old.object, doc) {
                 (Some(hex), Some(d)) => canon::hash(d).to_hex() == *hex,
                 (None, None) => true,
                 _ => false,
             };
             if same {
-                self.w
-                    .insert_checkpoint(self.key, seq, tx, obj.as_deref())?;
+                self.w.insert_checkpoint(self.key, tx, old)?;
                 self.kept += 1;
                 (self.count, self.bytes, self.ckpt_seq) = (0, 0, seq);
                 return Ok(());
@@ -497,17 +499,9 @@ impl Rebuild<'_> {
             i64::try_from(len).unwrap_or(i64::MAX)
         };
         if checkpoint::due(self.count, self.bytes, len) {
-            let object = match doc {
-                Some(d) => Some(
-                    self.w
-                        .store()
-                        .put_object(canon::to_canonical_string(d).as_bytes())?
-                        .to_hex(),
-                ),
-                None => None,
-            };
+            let text = doc.map(canon::to_canonical_string);
             self.w
-                .insert_checkpoint(self.key, seq, tx, object.as_deref())?;
+                .write_checkpoint(self.key, seq, tx, text.as_deref())?;
             self.written += 1;
             (self.count, self.bytes, self.ckpt_seq) = (0, 0, seq);
         }

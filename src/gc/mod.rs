@@ -68,6 +68,8 @@ pub struct GcOutcome {
     pub object_bytes_freed: u64,
     /// Orphan temporary files deleted (left by interrupted writes).
     pub temp_files_removed: usize,
+    /// Changes moved from the log's recent rows into sealed segments.
+    pub changes_sealed: usize,
     /// `hist.db` (with its WAL) before gc, in bytes.
     pub db_bytes_before: u64,
     /// …and after the vacuum.
@@ -92,6 +94,9 @@ pub(crate) struct Merge {
     new: Option<Value>,
 }
 
+/// `gc` seals a key's recent changes when there are at least this many.
+const SEAL_AT_GC: i64 = 64;
+
 impl Repo {
     /// What `gc` would do now (`now` is the clock's reading; the windows are measured back
     /// from it, or from the newest transaction if that is later). Writes nothing.
@@ -99,6 +104,18 @@ impl Repo {
         let newest = self.newest_tx()?.map(|t| t.at);
         let at = newest.map_or(now, |n| n.max(now));
         compact::plan(&self.store, self.rules(), at)
+    }
+
+    /// Seals the recent changes of every key that has at least `min_changes` of them into
+    /// segments, and merges each key's small segments; returns how many changes were
+    /// sealed. hist seals by itself as the log grows (and `gc` does this with 64); this is
+    /// for a caller who wants the log compact now. It changes no answer and records no
+    /// transaction.
+    pub fn seal(&mut self, min_changes: usize) -> Result<usize> {
+        let write = self.store.begin_write()?;
+        let sealed = write.seal_tails(i64::try_from(min_changes.max(1)).unwrap_or(i64::MAX))?;
+        write.commit_rows()?;
+        Ok(sealed)
     }
 
     /// The compactions recorded for `key`, oldest first.
@@ -127,6 +144,11 @@ impl Repo {
             if let Some(first) = first_tx {
                 txn.write().rechain(first)?;
             }
+        }
+        // Every tail of some length is sealed, and small segments merged (sealing changes no
+        // answer and no hash: it is not recorded as a transaction).
+        outcome.changes_sealed = txn.write().seal_tails(SEAL_AT_GC)?;
+        if !plan.is_empty() {
             let tx = txn.info().id;
             for c in &plan.compactions {
                 txn.push_record(Record::Compaction(Compaction {

@@ -4,8 +4,9 @@
 //! a commit feeds the change rows as it inserts them, [`tx_hash`] reads them back (`fsck`
 //! compares the two), and `gc` re-chains after rewriting rows ([`Store::rechain`]).
 
-use super::{Store, WriteTxn};
-use crate::error::{Error, Result};
+use super::{LARGE_VALUE, Store, WriteTxn};
+use crate::canon::ObjectId;
+use crate::error::Result;
 use rusqlite::{Connection, OptionalExtension, params};
 
 fn feed(hasher: &mut blake3::Hasher, field: Option<&[u8]>) {
@@ -21,17 +22,23 @@ fn feed(hasher: &mut blake3::Hasher, field: Option<&[u8]>) {
     }
 }
 
-/// The chained hash of transaction `id`, computed from the rows stored for it.
-pub(super) fn tx_hash(conn: &Connection, id: i64) -> Result<[u8; 32]> {
-    let mut h = TxHasher::begin(conn, id)?;
-    h.stored_changes(conn)?;
-    h.finish(conn)
+/// The chained hash of transaction `id`, computed from what is stored for it.
+fn tx_hash(store: &Store, id: i64) -> Result<[u8; 32]> {
+    let mut h = TxHasher::begin(&store.conn, id)?;
+    h.stored_changes(store)?;
+    h.finish(&store.conn)
 }
 
 /// A transaction's chained hash, fed in order: the previous transaction's hash and this
-/// one's fields, its change rows in the order of their ids, then its rule, forget, rename
-/// and compaction rows. A commit feeds the change rows as it inserts them; [`tx_hash`]
-/// reads them back, and `fsck` compares the two.
+/// one's fields, its changes in the order of their ids, then its rule, forget, rename and
+/// compaction rows. A commit feeds the changes as it records them; [`tx_hash`] reads them
+/// back, and `fsck` compares the two.
+///
+/// A change is fed by its content, not by where it is stored (a row of the tail, a
+/// segment): its key, version, path, op, and each value as its canonical text, or, for a
+/// value longer than [`LARGE_VALUE`] bytes, as the hex blake3 hash of that text. (Until
+/// schema 9 such values were stored as objects named by that hash, and the hash fed the
+/// row's columns: this is the same hash of every change stored then.)
 pub(super) struct TxHasher {
     h: blake3::Hasher,
     id: i64,
@@ -56,34 +63,51 @@ impl TxHasher {
         Ok(Self { h, id })
     }
 
-    /// One change row: `fields` are its path, op, old, new, old_obj and new_obj columns.
-    pub(super) fn change(&mut self, key: &str, seq: i64, fields: [Option<&str>; 6]) {
+    /// One change: `values` are its old and new values (canonical JSON text).
+    pub(super) fn change(
+        &mut self,
+        key: &str,
+        seq: i64,
+        path: &str,
+        op: &str,
+        values: [Option<&str>; 2],
+    ) {
+        fn small(v: Option<&str>) -> Option<&str> {
+            v.filter(|t| t.len() <= LARGE_VALUE)
+        }
+        let large = |v: Option<&str>| {
+            v.filter(|t| t.len() > LARGE_VALUE)
+                .map(|t| ObjectId::of(t.as_bytes()).to_hex())
+        };
+        let [old, new] = values;
+        let (old_hash, new_hash) = (large(old), large(new));
         self.h.update(b"c");
         self.h.update(&seq.to_le_bytes());
         feed(&mut self.h, Some(key.as_bytes()));
-        for field in fields {
+        for field in [
+            Some(path),
+            Some(op),
+            small(old),
+            small(new),
+            old_hash.as_deref(),
+            new_hash.as_deref(),
+        ] {
             feed(&mut self.h, field.map(str::as_bytes));
         }
     }
 
-    /// The transaction's change rows as stored.
-    fn stored_changes(&mut self, conn: &Connection) -> Result<()> {
-        let mut stmt = conn.prepare_cached(
-            "SELECT k.key, c.seq, c.path, c.op, c.old, c.new, c.old_obj, c.new_obj
-             FROM version v JOIN change_key k ON k.id = v.key_id
-             JOIN change_log c ON c.key_id = v.key_id AND c.seq BETWEEN v.first_seq AND v.last_seq
-             WHERE v.tx = ?1 ORDER BY c.id",
-        )?;
-        let mut rows = stmt.query([self.id])?;
-        while let Some(r) = rows.next()? {
-            let text = |i| {
-                r.get_ref(i)?.as_str_or_null().map_err(|e| {
-                    Error::Corrupt(format!("a change row of transaction {}: {e}", self.id))
-                })
-            };
-            let key = text(0)?.unwrap_or_default();
-            let fields = [text(2)?, text(3)?, text(4)?, text(5)?, text(6)?, text(7)?];
-            self.change(key, r.get(1)?, fields);
+    /// The transaction's changes as stored, in either tier.
+    fn stored_changes(&mut self, store: &Store) -> Result<()> {
+        for (key, c) in store.tx_changes(self.id)? {
+            let old = store.value_text(c.old)?;
+            let new = store.value_text(c.new)?;
+            self.change(
+                &key,
+                c.seq,
+                &c.path,
+                c.op.as_str(),
+                [old.as_deref(), new.as_deref()],
+            );
         }
         Ok(())
     }
@@ -145,7 +169,7 @@ impl TxHasher {
 impl Store {
     /// The chained hash of transaction `id`, computed from the rows stored for it.
     pub(crate) fn computed_tx_hash(&self, id: i64) -> Result<[u8; 32]> {
-        tx_hash(&self.conn, id)
+        tx_hash(self, id)
     }
 }
 
@@ -160,7 +184,7 @@ impl WriteTxn<'_> {
         };
         let mut update = conn.prepare_cached("UPDATE tx SET hash = ?1 WHERE id = ?2")?;
         for id in ids {
-            let hash = tx_hash(conn, id)?;
+            let hash = tx_hash(self.store(), id)?;
             update.execute(params![hash.to_vec(), id])?;
         }
         Ok(())

@@ -1,27 +1,33 @@
-//! Reading the change log: a key's changes by version (`seq`), by path, its moves, a
-//! transaction's changes, and the whole log in order.
+//! Reading the change log, both tiers: a key's changes by version (`seq`), by path, its
+//! moves, a transaction's changes, and the whole log in order.
 //!
 //! A key's changes are numbered 1, 2, 3… (`seq`, dense: `gc` renumbers what it rewrites),
-//! so a range of versions `after < seq <= upto` is how every read asks for them.
+//! so a range of versions `after < seq <= upto` is how every read asks for them. The
+//! versions up to `doc.sealed_seq` are in segments (`segments.rs`), the rest are rows of
+//! `change_log` (the tail); every read here merges the two, so no caller knows which tier
+//! a change is in.
 
-use super::txlog::tx_at_column;
+use super::segments::SegmentRow;
 use super::{Cached, Store, Stored, corrupt};
 use crate::error::{Error, Result};
 use crate::model::{Op, TxInfo};
 use crate::path::DocPath;
 use crate::time::When;
-use rusqlite::{OptionalExtension, params};
+use rusqlite::params;
 use std::ops::ControlFlow;
+use std::rc::Rc;
 
-/// One change row as stored, its values not loaded.
+/// One change as stored, its values not loaded.
 #[derive(Clone, Debug)]
 pub(crate) struct StoredChange {
-    /// The row's id: the order changes were recorded in, across keys.
+    /// The change's id: the order changes were recorded in, across keys.
     pub(crate) id: i64,
     /// The key's version after this change.
     pub(crate) seq: i64,
     /// The transaction.
     pub(crate) tx: i64,
+    /// The number of its path.
+    pub(crate) path_id: i64,
     /// Where, as text.
     pub(crate) path: String,
     pub(crate) op: Op,
@@ -51,7 +57,7 @@ pub(crate) struct ChangeHead {
 /// One side of a change, for replaying it: `value` is `new` going forward, `old` going
 /// backward.
 pub(crate) struct SideChange {
-    pub(crate) path: String,
+    pub(crate) path: Rc<DocPath>,
     pub(crate) op: Op,
     pub(crate) value: Stored,
 }
@@ -80,31 +86,32 @@ pub(crate) fn stored_op(text: &str) -> Result<Op> {
     Op::parse(text).ok_or_else(|| corrupt(format!("unknown op {text:?}")))
 }
 
-/// A change row from `id, seq, tx, path, op, old, new, old_obj, new_obj` at `base`.
-fn change_at(r: &rusqlite::Row<'_>, base: usize) -> Result<StoredChange> {
+/// The op of a sealed change.
+pub(super) fn sealed_op(op: hist_segment::Op) -> Op {
+    match op {
+        hist_segment::Op::Add => Op::Add,
+        hist_segment::Op::Remove => Op::Remove,
+        hist_segment::Op::Replace => Op::Replace,
+        hist_segment::Op::Move => Op::Move,
+    }
+}
+
+/// A tail row from `id, seq, tx, path_id, path, op, old, new, old_obj, new_obj` at `base`.
+fn tail_change(r: &rusqlite::Row<'_>, base: usize) -> Result<StoredChange> {
     Ok(StoredChange {
         id: r.get(base)?,
         seq: r.get(base + 1)?,
         tx: r.get(base + 2)?,
-        path: r.get(base + 3)?,
-        op: stored_op(&r.get::<_, String>(base + 4)?)?,
-        old: Stored::from_columns(r.get(base + 5)?, r.get(base + 7)?)?,
-        new: Stored::from_columns(r.get(base + 6)?, r.get(base + 8)?)?,
+        path_id: r.get(base + 3)?,
+        path: r.get(base + 4)?,
+        op: stored_op(&r.get::<_, String>(base + 5)?)?,
+        old: Stored::from_columns(r.get(base + 6)?, r.get(base + 8)?)?,
+        new: Stored::from_columns(r.get(base + 7)?, r.get(base + 9)?)?,
     })
 }
 
-const CHANGE_COLUMNS: &str = "c.id, c.seq, c.tx, c.path, c.op, c.old, c.new, c.old_obj, c.new_obj";
-
-fn head_at(r: &rusqlite::Row<'_>) -> Result<ChangeHead> {
-    Ok(ChangeHead {
-        id: r.get(0)?,
-        seq: r.get(1)?,
-        tx: r.get(2)?,
-        path: r.get(3)?,
-        op: stored_op(&r.get::<_, String>(4)?)?,
-        moved_from: r.get(5)?,
-    })
-}
+const TAIL_COLUMNS: &str =
+    "c.id, c.seq, c.tx, c.path_id, p.path, c.op, c.old, c.new, c.old_obj, c.new_obj";
 
 impl Store {
     /// The number the change log names `key` by (`None`: it has no change).
@@ -117,6 +124,36 @@ impl Store {
             .optional()?)
     }
 
+    /// A sealed change as a stored one.
+    fn sealed_change(&self, row: &hist_segment::Row<'_>) -> Result<StoredChange> {
+        let path_id = i64::try_from(row.path).map_err(|_| corrupt("a path number is too large"))?;
+        let text = |v: Option<&str>| v.map_or(Stored::Absent, |t| Stored::Text(t.to_owned()));
+        Ok(StoredChange {
+            id: row.id,
+            seq: row.seq,
+            tx: row.tx,
+            path_id,
+            path: self.path_text(path_id)?.to_string(),
+            op: sealed_op(row.op),
+            old: text(row.old),
+            new: text(row.new),
+        })
+    }
+
+    /// The tail rows of key `key_id` with `after < seq <= upto`, oldest first.
+    fn tail(&self, key_id: i64, after: i64, upto: i64) -> Result<Vec<StoredChange>> {
+        let mut stmt = self.conn.prepare_cached(&format!(
+            "SELECT {TAIL_COLUMNS} FROM change_log c JOIN path p ON p.id = c.path_id
+             WHERE c.key_id = ?1 AND c.seq > ?2 AND c.seq <= ?3 ORDER BY c.seq"
+        ))?;
+        let mut rows = stmt.query(params![key_id, after, upto])?;
+        let mut out = Vec::new();
+        while let Some(r) = rows.next()? {
+            out.push(tail_change(r, 0)?);
+        }
+        Ok(out)
+    }
+
     /// The changes of key `key_id` with `after < seq <= upto`.
     pub(crate) fn changes(
         &self,
@@ -125,30 +162,22 @@ impl Store {
         upto: i64,
         order: Order,
     ) -> Result<Vec<StoredChange>> {
-        let sql = match order {
-            Order::OldestFirst => {
-                "SELECT c.id, c.seq, c.tx, c.path, c.op, c.old, c.new, c.old_obj, c.new_obj
-                 FROM change_log c WHERE c.key_id = ?1 AND c.seq > ?2 AND c.seq <= ?3
-                 ORDER BY c.seq"
-            }
-            Order::NewestFirst => {
-                "SELECT c.id, c.seq, c.tx, c.path, c.op, c.old, c.new, c.old_obj, c.new_obj
-                 FROM change_log c WHERE c.key_id = ?1 AND c.seq > ?2 AND c.seq <= ?3
-                 ORDER BY c.seq DESC"
-            }
-        };
-        let mut stmt = self.conn.prepare_cached(sql)?;
-        let mut rows = stmt.query(params![key_id, after, upto])?;
         let mut out = Vec::new();
-        while let Some(r) = rows.next()? {
-            out.push(change_at(r, 0)?);
+        for seg in self.segments_between(key_id, after, upto)? {
+            let decoded = self.decoded(&seg)?;
+            for row in decoded.rows().filter(|r| r.seq > after && r.seq <= upto) {
+                out.push(self.sealed_change(&row)?);
+            }
+        }
+        out.extend(self.tail(key_id, after, upto)?);
+        if order == Order::NewestFirst {
+            out.reverse();
         }
         Ok(out)
     }
 
     /// One side of the changes of key `key_id` with `after < seq <= upto`, for a replay:
-    /// `new` oldest first, or `old` newest first. Only the columns the replay needs are
-    /// read, and path and op in place.
+    /// `new` oldest first, or `old` newest first.
     pub(crate) fn side_changes(
         &self,
         key_id: i64,
@@ -156,19 +185,41 @@ impl Store {
         upto: i64,
         side: Side,
     ) -> Result<Vec<SideChange>> {
+        let mut out = Vec::new();
+        for seg in self.segments_between(key_id, after, upto)? {
+            let decoded = self.decoded_range(&seg, after, upto)?;
+            // Every path of the range at once: a replay of many versions names thousands.
+            self.load_paths(
+                decoded
+                    .path_ids()
+                    .into_iter()
+                    .filter_map(|p| i64::try_from(p).ok()),
+            )?;
+            for row in decoded.rows().filter(|r| r.seq > after && r.seq <= upto) {
+                let path = i64::try_from(row.path).map_err(|_| corrupt("a path number"))?;
+                let value = match side {
+                    Side::New => row.new,
+                    Side::Old => row.old,
+                };
+                out.push(SideChange {
+                    path: self.parsed_path(path)?,
+                    op: sealed_op(row.op),
+                    value: value.map_or(Stored::Absent, |t| Stored::Text(t.to_owned())),
+                });
+            }
+        }
         let sql = match side {
             Side::Old => {
-                "SELECT path, op, old, old_obj FROM change_log
-                 WHERE key_id = ?1 AND seq > ?2 AND seq <= ?3 ORDER BY seq DESC"
+                "SELECT path_id, op, old, old_obj FROM change_log
+                 WHERE key_id = ?1 AND seq > ?2 AND seq <= ?3 ORDER BY seq"
             }
             Side::New => {
-                "SELECT path, op, new, new_obj FROM change_log
+                "SELECT path_id, op, new, new_obj FROM change_log
                  WHERE key_id = ?1 AND seq > ?2 AND seq <= ?3 ORDER BY seq"
             }
         };
         let mut stmt = self.conn.prepare_cached(sql)?;
         let mut rows = stmt.query(params![key_id, after, upto])?;
-        let mut out = Vec::new();
         while let Some(row) = rows.next()? {
             let text = |i| {
                 row.get_ref(i)?
@@ -176,17 +227,20 @@ impl Store {
                     .map_err(|e| corrupt(format!("a stored change: {e}")))
             };
             out.push(SideChange {
-                path: text(0)?.to_owned(),
+                path: self.parsed_path(row.get(0)?)?,
                 op: stored_op(text(1)?)?,
                 value: Stored::from_columns(row.get(2)?, row.get(3)?)?,
             });
+        }
+        if side == Side::Old {
+            out.reverse();
         }
         Ok(out)
     }
 
     /// The changes of key `key_id` with `after < seq <= upto` at `path`, at one of its
     /// ancestors or below it (and, `with_moves`, every move wherever it is), newest first,
-    /// each with its transaction.
+    /// each with its transaction. Segments that touch none of those paths are not read.
     pub(crate) fn changes_touching(
         &self,
         key_id: i64,
@@ -194,45 +248,64 @@ impl Store {
         (after, upto): (i64, i64),
         with_moves: bool,
     ) -> Result<Vec<(StoredChange, TxInfo)>> {
-        // Each branch of the union is one seek on the (key, path) index: the ancestors and
-        // the path itself, then its descendants (`/…` and `[…` children). The sequence
-        // bounds are kept off the index (`+c.seq`), and the index is named: otherwise the
-        // planner scans the whole key in `seq` order to save sorting the few rows found.
-        let columns = format!("SELECT {CHANGE_COLUMNS}, t.id, t.at, t.actor, t.reason, t.kind");
-        let select = format!(
-            "{columns} FROM change_log c INDEXED BY change_key_path
-             JOIN tx t ON t.id = c.tx WHERE c.key_id = ?1"
-        );
-        let bounds = "AND +c.seq > ?4 AND +c.seq <= ?5";
-        // With renames, moves are selected whatever their path: one may have moved the
-        // value away.
+        let wanted = self.path_ids_touching(path)?;
+        let mut out = Vec::new();
+        for seg in self.segments_between(key_id, after, upto)? {
+            let moves = with_moves && seg.moves > 0;
+            if !moves && !seg.touches(&wanted)? {
+                continue;
+            }
+            let decoded = self.decoded(&seg)?;
+            for row in decoded.rows().filter(|r| r.seq > after && r.seq <= upto) {
+                let hit = wanted.binary_search(&row.path).is_ok()
+                    || (with_moves && row.op == hist_segment::Op::Move);
+                if hit {
+                    out.push(self.sealed_change(&row)?);
+                }
+            }
+        }
+        // The tail: each branch of the union is one seek on the (key, path) index, the
+        // ancestors and the path itself, then its descendants; moves whatever their path.
         let moves = if with_moves {
             format!(
-                "UNION ALL {columns} FROM change_log c JOIN tx t ON t.id = c.tx
-                 WHERE c.key_id = ?1 AND c.op = 'move' AND NOT {PATH_MATCH} {bounds}"
+                "UNION SELECT {TAIL_COLUMNS} FROM change_log c JOIN path p ON p.id = c.path_id
+                 WHERE c.key_id = ?1 AND c.op = 'move' AND +c.seq > ?2 AND +c.seq <= ?3"
             )
         } else {
             String::new()
         };
         let sql = format!(
-            "{select} AND c.path IN (SELECT value FROM json_each(?6)) {bounds}
-             UNION ALL {select} AND c.path > ?3 || '/' AND c.path < ?3 || '0' {bounds}
-             UNION ALL {select} AND c.path > ?3 || '[' AND c.path < ?3 || '\\' {bounds}
+            "SELECT {TAIL_COLUMNS} FROM change_log c JOIN path p ON p.id = c.path_id
+             WHERE c.key_id = ?1 AND c.path_id IN (SELECT value FROM json_each(?4))
+                 AND +c.seq > ?2 AND +c.seq <= ?3
+             UNION SELECT {TAIL_COLUMNS} FROM change_log c JOIN path p ON p.id = c.path_id
+             WHERE c.key_id = ?1 AND c.path_id IN (
+                     SELECT id FROM path WHERE path > ?5 || '/' AND path < ?5 || '0'
+                     UNION ALL SELECT id FROM path WHERE path > ?5 || '[' AND path < ?5 || '\\')
+                 AND +c.seq > ?2 AND +c.seq <= ?3
              {moves}
-             ORDER BY 2 DESC"
+             ORDER BY 2"
         );
+        let mut exact = path.ancestors();
+        exact.push(path.clone());
+        let exact = self.path_ids_of(&exact)?;
+        let exact = exact
+            .iter()
+            .map(|&id| crate::canon::Value::from(id))
+            .collect::<crate::canon::Value>()
+            .to_string();
         let mut stmt = self.conn.prepare_cached(&sql)?;
-        let (ancestors, text) = path_args(path);
-        // The ancestors and the path itself, as one list (an `OR` would cost the index).
-        let mut exact: Vec<String> = path.ancestors().iter().map(ToString::to_string).collect();
-        exact.push(text.clone());
-        let exact = exact.iter().collect::<crate::canon::Value>().to_string();
-        let mut rows = stmt.query(params![key_id, ancestors, text, after, upto, exact])?;
-        let mut out = Vec::new();
+        let mut rows = stmt.query(params![key_id, after, upto, exact, path.to_string()])?;
         while let Some(r) = rows.next()? {
-            out.push((change_at(r, 0)?, tx_at_column(r, 9)?));
+            out.push(tail_change(r, 0)?);
         }
-        Ok(out)
+        // Newest first, each with its transaction.
+        out.reverse();
+        let mut txs = TxCache::default();
+        out.into_iter()
+            .map(|c| Ok((txs.get(self, c.tx)?, c)))
+            .map(|r: Result<_>| r.map(|(tx, c)| (c, tx)))
+            .collect()
     }
 
     /// The changes of key `key_id` with `after < seq <= upto`, newest first, without their
@@ -243,41 +316,45 @@ impl Store {
         after: i64,
         upto: i64,
     ) -> Result<Vec<ChangeHead>> {
-        let mut stmt = self.conn.prepare_cached(
-            "SELECT id, seq, tx, path, op, CASE WHEN op = 'move' THEN old END FROM change_log
-             WHERE key_id = ?1 AND seq > ?2 AND seq <= ?3 ORDER BY seq DESC",
-        )?;
-        let mut rows = stmt.query(params![key_id, after, upto])?;
-        let mut out = Vec::new();
-        while let Some(r) = rows.next()? {
-            out.push(head_at(r)?);
-        }
+        let mut out: Vec<ChangeHead> = self
+            .changes(key_id, after, upto, Order::NewestFirst)?
+            .into_iter()
+            .map(|c| ChangeHead {
+                id: c.id,
+                seq: c.seq,
+                tx: c.tx,
+                op: c.op,
+                moved_from: match (c.op, c.old) {
+                    (Op::Move, Stored::Text(t)) => Some(t),
+                    _ => None,
+                },
+                path: c.path,
+            })
+            .collect();
+        out.shrink_to_fit();
         Ok(out)
     }
 
     /// The change of key `key_id` at version `seq`, without its values.
     pub(crate) fn change_head(&self, key_id: i64, seq: i64) -> Result<ChangeHead> {
-        let head = self
-            .conn
-            .prepare_cached(
-                "SELECT id, seq, tx, path, op, CASE WHEN op = 'move' THEN old END
-                 FROM change_log WHERE key_id = ?1 AND seq = ?2",
-            )?
-            .query([key_id, seq])?
-            .next()?
-            .map(head_at)
-            .transpose()?;
-        head.ok_or_else(|| corrupt(format!("change {seq} of key {key_id} is missing")))
+        self.change_heads(key_id, seq - 1, seq)?
+            .pop()
+            .ok_or_else(|| corrupt(format!("change {seq} of key {key_id} is missing")))
     }
 
     /// The newest version up to `top` of key `key_id` whose change is exactly at `path`
     /// (text).
     pub(crate) fn newest_seq_at(&self, key_id: i64, path: &str, top: i64) -> Result<Option<i64>> {
-        Ok(self.conn.cached_row(
-            "SELECT max(seq) FROM change_log WHERE key_id = ?1 AND path = ?2 AND seq <= ?3",
-            params![key_id, path, top],
-            |r| r.get(0),
-        )?)
+        let Some(id) = self.path_id(path)? else {
+            return Ok(None);
+        };
+        self.newest_seq_among(key_id, &[id], top, |sql_ids| {
+            self.conn.cached_row(
+                "SELECT max(seq) FROM change_log WHERE key_id = ?1 AND path_id = ?2 AND seq <= ?3",
+                params![key_id, sql_ids[0], top],
+                |r| r.get(0),
+            )
+        })
     }
 
     /// The newest version up to `top` of key `key_id` whose change is below `path` (text).
@@ -287,109 +364,155 @@ impl Store {
         path: &str,
         top: i64,
     ) -> Result<Option<i64>> {
-        Ok(self.conn.cached_row(
-            // Two ranges of the (key, path, seq) index (`+seq`: not the (key, seq) index,
-            // which would read every row of the key).
-            "SELECT max(s) FROM (
-                SELECT max(seq) AS s FROM change_log WHERE key_id = ?1
-                    AND path > ?2 || '/' AND path < ?2 || '0' AND +seq <= ?3
-                UNION ALL
-                SELECT max(seq) FROM change_log WHERE key_id = ?1
-                    AND path > ?2 || '[' AND path < ?2 || '\\' AND +seq <= ?3)",
-            params![key_id, path, top],
-            |r| r.get(0),
-        )?)
+        let below = self.path_ids_below(path)?;
+        if below.is_empty() {
+            return Ok(None);
+        }
+        self.newest_seq_among(key_id, &below, top, |_| {
+            self.conn.cached_row(
+                // The descendants' numbers, each a seek on the (key, path, seq) index
+                // (`+seq`: not the (key, seq) index, which would read every row of the key).
+                "SELECT max(seq) FROM change_log WHERE key_id = ?1 AND +seq <= ?3
+                 AND path_id IN (
+                     SELECT id FROM path WHERE path > ?2 || '/' AND path < ?2 || '0'
+                     UNION ALL SELECT id FROM path WHERE path > ?2 || '[' AND path < ?2 || '\\')",
+                params![key_id, path, top],
+                |r| r.get(0),
+            )
+        })
+    }
+
+    /// The newest version up to `top` of key `key_id` at one of the paths `ids`: the tail's
+    /// answer (`in_tail`), or else that of the newest segment that touches one of them.
+    fn newest_seq_among(
+        &self,
+        key_id: i64,
+        ids: &[i64],
+        top: i64,
+        in_tail: impl FnOnce(&[i64]) -> rusqlite::Result<Option<i64>>,
+    ) -> Result<Option<i64>> {
+        if let Some(seq) = in_tail(ids)? {
+            return Ok(Some(seq));
+        }
+        let mut wanted: Vec<u64> = ids.iter().filter_map(|&i| u64::try_from(i).ok()).collect();
+        wanted.sort_unstable();
+        for seg in self.segments_between(key_id, 0, top)?.iter().rev() {
+            if !seg.touches(&wanted)? {
+                continue;
+            }
+            let decoded = self.decoded(seg)?;
+            let found = decoded
+                .rows()
+                .rev()
+                .find(|r| r.seq <= top && wanted.binary_search(&r.path).is_ok());
+            if let Some(row) = found {
+                return Ok(Some(row.seq));
+            }
+        }
+        Ok(None)
     }
 
     /// The moves recorded in key `key_id`'s log, newest first (`new` not loaded: absent).
     pub(crate) fn moves(&self, key_id: i64) -> Result<Vec<StoredChange>> {
-        let mut stmt = self.conn.prepare_cached(
-            // Driven by the (few) rename transactions, each looked up in `version`: never
-            // a scan of the key's log, however long.
-            "SELECT c.id, c.seq, c.tx, c.path, c.op, c.old, NULL, c.old_obj, NULL
-             FROM (SELECT DISTINCT tx FROM rename) r
-             CROSS JOIN version v ON v.key_id = ?1 AND v.tx = r.tx
-             CROSS JOIN change_log c
-                 ON c.key_id = v.key_id AND c.seq BETWEEN v.first_seq AND v.last_seq
-             WHERE c.op = 'move'
-             ORDER BY c.seq DESC",
-        )?;
-        let mut rows = stmt.query([key_id])?;
+        // Driven by the (few) rename transactions, each looked up in `version`: never a
+        // scan of the key's log, however long.
+        let ranges: Vec<(i64, i64)> = {
+            let mut stmt = self.conn.prepare_cached(
+                "SELECT v.first_seq, v.last_seq FROM (SELECT DISTINCT tx FROM rename) r
+                 CROSS JOIN version v ON v.key_id = ?1 AND v.tx = r.tx ORDER BY v.first_seq",
+            )?;
+            stmt.query_map([key_id], |r| Ok((r.get(0)?, r.get(1)?)))?
+                .collect::<rusqlite::Result<_>>()?
+        };
         let mut out = Vec::new();
-        while let Some(r) = rows.next()? {
-            out.push(change_at(r, 0)?);
+        for (first, last) in ranges {
+            for mut c in self.changes(key_id, first - 1, last, Order::OldestFirst)? {
+                if c.op == Op::Move {
+                    c.new = Stored::Absent;
+                    out.push(c);
+                }
+            }
         }
+        out.reverse();
         Ok(out)
     }
 
     /// The changes of transaction `tx`, in the order they were recorded, with their keys.
     pub(crate) fn tx_changes(&self, tx: i64) -> Result<Vec<(String, StoredChange)>> {
-        let mut stmt = self.conn.prepare_cached(
-            "SELECT k.key, c.id, c.seq, c.tx, c.path, c.op, c.old, c.new, c.old_obj, c.new_obj
-             FROM version v JOIN change_key k ON k.id = v.key_id
-             JOIN change_log c ON c.key_id = v.key_id AND c.seq BETWEEN v.first_seq AND v.last_seq
-             WHERE v.tx = ?1 ORDER BY c.id",
-        )?;
-        let mut rows = stmt.query([tx])?;
+        let versions: Vec<(String, i64, i64, i64)> = {
+            let mut stmt = self.conn.prepare_cached(
+                "SELECT k.key, v.key_id, v.first_seq, v.last_seq
+                 FROM version v JOIN change_key k ON k.id = v.key_id WHERE v.tx = ?1",
+            )?;
+            stmt.query_map([tx], |r| r.try_into())?
+                .collect::<rusqlite::Result<_>>()?
+        };
         let mut out = Vec::new();
-        while let Some(r) = rows.next()? {
-            out.push((r.get(0)?, change_at(r, 1)?));
+        for (key, key_id, first, last) in versions {
+            for c in self.changes(key_id, first - 1, last, Order::OldestFirst)? {
+                out.push((key.clone(), c));
+            }
         }
+        out.sort_by_key(|(_, c)| c.id);
         Ok(out)
     }
 
     /// Calls `each` with every change of a transaction at or after `since` (every change
-    /// when `None`), in the order they were recorded, with its transaction and key,
-    /// streaming: a log of any length is read in constant memory. `each` stops the walk by
-    /// returning [`ControlFlow::Break`].
+    /// when `None`), in the order they were recorded, with its transaction and key, a
+    /// transaction at a time: a log of any length is read in the memory of its largest
+    /// transaction. `each` stops the walk by returning [`ControlFlow::Break`].
     pub(crate) fn each_change<E: From<Error>>(
         &self,
         since: Option<When>,
         mut each: impl FnMut(TxInfo, String, StoredChange) -> Result<ControlFlow<()>, E>,
     ) -> Result<(), E> {
-        let (cond, since): (&str, Box<dyn rusqlite::ToSql>) = match since {
-            None => ("1 = 1 OR ?1 IS NULL", Box::new(0)),
-            Some(When::Tx(id)) => ("t.id >= ?1", Box::new(id)),
-            Some(When::At(ts)) => ("t.at >= ?1", Box::new(ts.to_string())),
+        let first = match since {
+            None => 0,
+            Some(When::Tx(id)) => id,
+            Some(When::At(ts)) => self
+                .conn
+                .cached_row(
+                    "SELECT coalesce(min(id), -1) FROM tx WHERE at >= ?1",
+                    [ts.to_string()],
+                    |r| r.get::<_, i64>(0),
+                )
+                .map_err(Error::from)?,
         };
-        let sql = format!(
-            "SELECT {CHANGE_COLUMNS}, t.id, t.at, t.actor, t.reason, t.kind, k.key
-             FROM change_log c JOIN change_key k ON k.id = c.key_id JOIN tx t ON t.id = c.tx
-             WHERE {cond} ORDER BY c.id"
-        );
-        let mut stmt = self.conn.prepare(&sql).map_err(Error::from)?;
-        let mut rows = stmt.query([since]).map_err(Error::from)?;
-        while let Some(r) = rows.next().map_err(Error::from)? {
-            let change = change_at(r, 0)?;
-            let tx = tx_at_column(r, 9).map_err(Error::from)?;
-            let key: String = r.get(14).map_err(Error::from)?;
-            if each(tx, key, change)?.is_break() {
-                break;
-            }
+        if first < 0 {
+            return Ok(());
         }
-        Ok(())
+        let mut next = first;
+        loop {
+            // Transactions that changed something, a page at a time.
+            let txs: Vec<i64> = {
+                let mut stmt = self
+                    .conn
+                    .prepare_cached(
+                        "SELECT DISTINCT tx FROM version WHERE tx >= ?1 ORDER BY tx LIMIT 256",
+                    )
+                    .map_err(Error::from)?;
+                stmt.query_map([next], |r| r.get(0))
+                    .map_err(Error::from)?
+                    .collect::<rusqlite::Result<_>>()
+                    .map_err(Error::from)?
+            };
+            let Some(&last) = txs.last() else {
+                return Ok(());
+            };
+            for tx in txs {
+                let info = self
+                    .tx(tx)?
+                    .ok_or_else(|| corrupt(format!("changes name a missing transaction {tx}")))?;
+                for (key, change) in self.tx_changes(tx)? {
+                    if each(info.clone(), key, change)?.is_break() {
+                        return Ok(());
+                    }
+                }
+            }
+            next = last + 1;
+        }
     }
-}
 
-/// SQL that selects changes at, above or below a path: `?2` ancestors as a JSON array,
-/// `?3` the path itself.
-pub(super) const PATH_MATCH: &str = "(c.path IN (SELECT value FROM json_each(?2)) OR c.path = ?3
-    OR (c.path > ?3 || '/' AND c.path < ?3 || '0')
-    OR (c.path > ?3 || '[' AND c.path < ?3 || '\\'))";
-
-/// The arguments of [`PATH_MATCH`]: the ancestors of `path` as a JSON array, and its text.
-pub(super) fn path_args(path: &DocPath) -> (String, String) {
-    let ancestors: Vec<String> = path.ancestors().iter().map(ToString::to_string).collect();
-    (
-        ancestors
-            .iter()
-            .collect::<crate::canon::Value>()
-            .to_string(),
-        path.to_string(),
-    )
-}
-
-impl Store {
     /// A stored change with its path parsed and its values loaded.
     pub(crate) fn load_change(&self, c: StoredChange) -> Result<crate::model::Change> {
         Ok(crate::model::Change {
@@ -400,3 +523,29 @@ impl Store {
         })
     }
 }
+
+/// Transactions, each read once.
+#[derive(Default)]
+pub(super) struct TxCache(std::collections::HashMap<i64, TxInfo>);
+
+impl TxCache {
+    pub(super) fn get(&mut self, store: &Store, id: i64) -> Result<TxInfo> {
+        if let Some(tx) = self.0.get(&id) {
+            return Ok(tx.clone());
+        }
+        let tx = store
+            .tx(id)?
+            .ok_or_else(|| corrupt(format!("a change names a missing transaction {id}")))?;
+        self.0.insert(id, tx.clone());
+        Ok(tx)
+    }
+}
+
+impl SegmentRow {
+    /// True when this segment may hold a change at, above or below one of `wanted`.
+    pub(super) fn touches(&self, wanted: &[u64]) -> Result<bool> {
+        hist_segment::pathset::intersects(&self.paths, wanted).map_err(corrupt)
+    }
+}
+
+use rusqlite::OptionalExtension as _;

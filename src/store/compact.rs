@@ -2,6 +2,7 @@
 //! version rows and checkpoints rebuilt, the document row's position updated. `gc` decides
 //! what to rewrite; this is only the writing.
 
+use super::checkpoint::Checkpoint;
 use super::value::encode_text;
 use super::{Cached, Store, WriteTxn};
 use crate::error::Result;
@@ -29,15 +30,57 @@ pub(crate) struct KeyRewrite<'a> {
 }
 
 /// The checkpoints a key had before its log was rewritten, by their version in the
-/// rewritten log (the versions that survived), with their objects (hex; `None`: absent),
-/// and how many there were in all.
+/// rewritten log (the versions that survived), and how many there were in all.
 #[derive(Clone, Debug, Default)]
 pub(crate) struct RebuiltCheckpoint {
-    pub(crate) survivors: HashMap<i64, Option<String>>,
+    pub(crate) survivors: HashMap<i64, Checkpoint>,
     pub(crate) before: usize,
 }
 
 impl WriteTxn<'_> {
+    /// Moves every sealed change of key `key_id` back into the tail (rows keep their ids),
+    /// so that its log can be rewritten row by row; sealing it again is the caller's.
+    pub(crate) fn unseal_key(&self, key_id: i64) -> Result<()> {
+        let store = self.store();
+        let segments = store.key_segments(key_id)?;
+        if segments.is_empty() {
+            return Ok(());
+        }
+        let conn = self.conn();
+        let mut insert = conn.prepare_cached(
+            "INSERT INTO change_log (id, tx, key_id, seq, path_id, op, old, new, old_obj, new_obj)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
+        )?;
+        for seg in &segments {
+            let decoded = store.decoded(seg)?;
+            for row in decoded.rows() {
+                let old = encode_text(store.objects(), row.old.map(Into::into))?;
+                let new = encode_text(store.objects(), row.new.map(Into::into))?;
+                insert.execute(params![
+                    row.id,
+                    row.tx,
+                    key_id,
+                    row.seq,
+                    i64::try_from(row.path).map_err(|_| super::corrupt("a path number"))?,
+                    row.op.as_str(),
+                    old.text,
+                    new.text,
+                    old.obj,
+                    new.obj
+                ])?;
+            }
+            conn.cached_exec(
+                "DELETE FROM segment WHERE key_id = ?1 AND first_seq = ?2",
+                params![key_id, seg.first_seq],
+            )?;
+        }
+        conn.cached_exec(
+            "UPDATE doc SET sealed_seq = 0 WHERE key = (SELECT key FROM change_key WHERE id = ?1)",
+            [key_id],
+        )?;
+        Ok(())
+    }
+
     /// Deletes and rewrites the rows of `rw`, renumbers the key's versions 1, 2, 3…,
     /// rebuilds its version rows and deletes its checkpoints (the caller writes them again
     /// while it replays the rewritten log: [`WriteTxn::insert_checkpoint`]). Returns the
@@ -51,7 +94,7 @@ impl WriteTxn<'_> {
                 delete.execute([id])?;
             }
             let mut update = conn.prepare_cached(
-                "UPDATE change_log SET path = ?1, op = ?2, old = ?3, new = ?4, old_obj = ?5,
+                "UPDATE change_log SET path_id = ?1, op = ?2, old = ?3, new = ?4, old_obj = ?5,
                      new_obj = ?6 WHERE id = ?7",
             )?;
             let objects = self.store().objects();
@@ -59,7 +102,7 @@ impl WriteTxn<'_> {
                 let old = encode_text(objects, m.change.old.as_deref().map(Into::into))?;
                 let new = encode_text(objects, m.change.new.as_deref().map(Into::into))?;
                 update.execute(params![
-                    m.change.path.to_string(),
+                    self.intern_path(&m.change.path.to_string())?,
                     m.change.op.as_str(),
                     old.text,
                     new.text,
@@ -70,7 +113,8 @@ impl WriteTxn<'_> {
             }
         }
         let old_checkpoints = self.store().checkpoints(key)?;
-        let old_at: HashMap<i64, Option<String>> = old_checkpoints.iter().cloned().collect();
+        let old_at: HashMap<i64, &Checkpoint> =
+            old_checkpoints.iter().map(|c| (c.seq, c)).collect();
         let mut survivors = HashMap::new();
         // Renumber 1, 2, 3…: rows only went away, so in ascending order each new number is
         // free by the time it is written.
@@ -86,8 +130,14 @@ impl WriteTxn<'_> {
             let mut renumber =
                 conn.prepare_cached("UPDATE change_log SET seq = ?1 WHERE id = ?2")?;
             for (n, (id, seq)) in (1..).zip(rows) {
-                if let Some(obj) = old_at.get(&seq) {
-                    survivors.insert(n, obj.clone());
+                if let Some(c) = old_at.get(&seq) {
+                    survivors.insert(
+                        n,
+                        Checkpoint {
+                            seq: n,
+                            ..(*c).clone()
+                        },
+                    );
                 }
                 if seq != n {
                     renumber.execute(params![n, id])?;
@@ -109,22 +159,6 @@ impl WriteTxn<'_> {
             survivors,
             before: old_checkpoints.len(),
         })
-    }
-
-    /// Writes a checkpoint of `key` at version `seq` (of transaction `tx`): the object of
-    /// its document (hex; `None`: absent).
-    pub(crate) fn insert_checkpoint(
-        &self,
-        key: &str,
-        seq: i64,
-        tx: i64,
-        object: Option<&str>,
-    ) -> Result<()> {
-        self.conn().cached_exec(
-            "INSERT INTO checkpoint (key, seq, tx, object) VALUES (?1, ?2, ?3, ?4)",
-            params![key, seq, tx, object],
-        )?;
-        Ok(())
     }
 
     /// Sets where `key`'s log and checkpoints stand after a rewrite: its newest version

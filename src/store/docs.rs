@@ -21,6 +21,8 @@ pub(crate) struct DocBase {
     pub(crate) ckpt_count: i64,
     /// …and the bytes of their values.
     pub(crate) ckpt_bytes: i64,
+    /// The last version sealed into a segment.
+    pub(crate) sealed_seq: i64,
 }
 
 /// What a key's current document is known by without reading it.
@@ -78,23 +80,25 @@ impl Store {
 
     /// Where a write to `key` starts.
     pub(crate) fn doc_base(&self, key: &str) -> Result<DocBase> {
-        type Row = (Option<String>, i64, Option<Vec<u8>>, i64, i64, i64);
+        type Row = (Option<String>, i64, Option<Vec<u8>>, i64, i64, i64, i64);
         let row: Option<Row> = self
             .conn
             .cached_row(
-                "SELECT doc, seq, hash, ckpt_seq, ckpt_count, ckpt_bytes FROM doc WHERE key = ?1",
+                "SELECT doc, seq, hash, ckpt_seq, ckpt_count, ckpt_bytes, sealed_seq
+                 FROM doc WHERE key = ?1",
                 [key],
                 |r| r.try_into(),
             )
             .optional()?;
         Ok(match row {
-            Some((text, seq, hash, ckpt_seq, ckpt_count, ckpt_bytes)) => DocBase {
+            Some((text, seq, hash, ckpt_seq, ckpt_count, ckpt_bytes, sealed_seq)) => DocBase {
                 text,
                 seq,
                 hash,
                 ckpt_seq,
                 ckpt_count,
                 ckpt_bytes,
+                sealed_seq,
             },
             None => DocBase::default(),
         })

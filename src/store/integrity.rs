@@ -3,6 +3,7 @@
 //! row, and every object a row names.
 
 use super::Store;
+use super::segments::SegmentRow;
 use crate::error::Result;
 
 /// A current-state row as `fsck` compares it with the replayed log.
@@ -12,6 +13,7 @@ pub(crate) struct DocRow {
     pub(crate) text: Option<String>,
     pub(crate) seq: i64,
     pub(crate) hash: Option<Vec<u8>>,
+    pub(crate) sealed_seq: i64,
 }
 
 impl Store {
@@ -33,28 +35,43 @@ impl Store {
             .query_row("SELECT max(id) FROM tx", [], |r| r.get(0))?)
     }
 
-    /// The first transaction whose change rows do not match its version rows: a row added
+    /// The first transaction whose tail rows do not match its version rows: a row added
     /// outside hist, or moved to another transaction or key, is not in the hash of any
-    /// transaction (the hash reads a transaction's rows through `version`).
+    /// transaction (the hash reads a transaction's changes through `version`). Versions
+    /// sealed into segments are checked against the segments ([`Store::versions`]).
     pub(crate) fn stray_tx(&self) -> Result<Option<i64>> {
         Ok(self.conn.query_row(
-            "SELECT min(tx) FROM (
+            "WITH tail_version AS (
+                 SELECT v.* FROM version v JOIN change_key k ON k.id = v.key_id
+                 LEFT JOIN doc d ON d.key = k.key WHERE v.first_seq > coalesce(d.sealed_seq, 0))
+             SELECT min(tx) FROM (
                  SELECT tx FROM (
                      SELECT key_id, tx, min(seq), max(seq), count(*) FROM change_log
                      GROUP BY key_id, tx
                      EXCEPT
                      SELECT key_id, tx, first_seq, last_seq, last_seq - first_seq + 1
-                     FROM version)
+                     FROM tail_version)
                  UNION ALL
                  SELECT tx FROM (
                      SELECT key_id, tx, first_seq, last_seq, last_seq - first_seq + 1
-                     FROM version
+                     FROM tail_version
                      EXCEPT
                      SELECT key_id, tx, min(seq), max(seq), count(*) FROM change_log
                      GROUP BY key_id, tx))",
             [],
             |r| r.get(0),
         )?)
+    }
+
+    /// The version rows of key `key_id`: transaction, first and last version, in order.
+    pub(crate) fn versions(&self, key_id: i64) -> Result<Vec<(i64, i64, i64)>> {
+        let mut stmt = self.conn.prepare_cached(
+            "SELECT tx, first_seq, last_seq FROM version WHERE key_id = ?1 ORDER BY first_seq",
+        )?;
+        let rows = stmt
+            .query_map([key_id], |r| r.try_into())?
+            .collect::<rusqlite::Result<_>>()?;
+        Ok(rows)
     }
 
     /// Keys whose log has changes but that current state has no row for.
@@ -73,7 +90,7 @@ impl Store {
     pub(crate) fn doc_rows(&self) -> Result<Vec<DocRow>> {
         let mut stmt = self
             .conn
-            .prepare("SELECT key, doc, seq, hash FROM doc ORDER BY key")?;
+            .prepare("SELECT key, doc, seq, hash, sealed_seq FROM doc ORDER BY key")?;
         let rows = stmt
             .query_map([], |r| {
                 Ok(DocRow {
@@ -81,6 +98,7 @@ impl Store {
                     text: r.get(1)?,
                     seq: r.get(2)?,
                     hash: r.get(3)?,
+                    sealed_seq: r.get(4)?,
                 })
             })?
             .collect::<rusqlite::Result<_>>()?;
@@ -93,11 +111,68 @@ impl Store {
             "SELECT object FROM checkpoint WHERE object IS NOT NULL
              UNION SELECT old_obj FROM change_log WHERE old_obj IS NOT NULL
              UNION SELECT new_obj FROM change_log WHERE new_obj IS NOT NULL
-             UNION SELECT object FROM file_version WHERE object IS NOT NULL",
+             UNION SELECT object FROM file_version WHERE object IS NOT NULL
+             UNION SELECT object FROM segment",
         )?;
         let ids = stmt
             .query_map([], |r| r.get(0))?
             .collect::<rusqlite::Result<_>>()?;
         Ok(ids)
+    }
+
+    /// What is wrong with segment `seg` (`None`: nothing): it must decode, and hold the
+    /// versions, transactions, paths and moves its index row says.
+    pub(crate) fn check_segment(&self, seg: &SegmentRow) -> Result<Option<String>> {
+        let bytes = match hist_segment::objects::read(self.objects.dir(), &seg.object) {
+            Ok(bytes) => bytes,
+            Err(e) => return Ok(Some(format!("cannot be read: {e}"))),
+        };
+        let decoded = match hist_segment::Segment::decode(bytes) {
+            Ok(decoded) => decoded,
+            Err(e) => return Ok(Some(e.to_string())),
+        };
+        let index: (i64, i64, i64, i64, i64) = self.conn.query_row(
+            "SELECT first_seq, last_seq, first_tx, last_tx, moves FROM segment
+             WHERE key_id = ?1 AND first_seq = ?2",
+            [seg.key_id, seg.first_seq],
+            |r| r.try_into(),
+        )?;
+        let rows: Vec<_> = decoded.rows().collect();
+        let (Some(first), Some(last)) = (rows.first(), rows.last()) else {
+            return Ok(Some("it holds no change".to_owned()));
+        };
+        let moves = rows
+            .iter()
+            .filter(|r| r.op == hist_segment::Op::Move)
+            .count();
+        let found = (
+            first.seq,
+            last.seq,
+            first.tx,
+            last.tx,
+            i64::try_from(moves).unwrap_or(i64::MAX),
+        );
+        if found != index {
+            return Ok(Some(format!(
+                "it holds versions {}..={} of transactions {}..={} ({} moves), its index row says \
+                 {}..={} of {}..={} ({})",
+                found.0,
+                found.1,
+                found.2,
+                found.3,
+                found.4,
+                index.0,
+                index.1,
+                index.2,
+                index.3,
+                index.4
+            )));
+        }
+        if hist_segment::pathset::encode(&decoded.path_ids()) != seg.paths {
+            return Ok(Some(
+                "its index row lists other paths than it holds".to_owned(),
+            ));
+        }
+        Ok(None)
     }
 }

@@ -27,11 +27,13 @@ mod listing;
 pub(crate) mod objects;
 pub(crate) mod query;
 mod records;
+mod segments;
 mod txlog;
 mod value;
 mod write;
 
 pub(crate) use changes::{Order, Side, stored_path};
+pub(crate) use checkpoint::Checkpoint;
 pub(crate) use compact::{KeyRewrite, Merge};
 pub(crate) use docs::LastWritten;
 pub(crate) use files::{CacheEntry, FileStat, IndexEntry};
@@ -56,6 +58,7 @@ const MIGRATIONS: &[&str] = &[
     include_str!("sql/0006_path_seq.sql"),
     include_str!("sql/0007_key_ids.sql"),
     include_str!("sql/0008_doc_rowid.sql"),
+    include_str!("sql/0009_segments.sql"),
 ];
 
 /// Values whose canonical text is longer than this are stored as objects, once.
@@ -74,6 +77,10 @@ pub(crate) struct Store {
     dir: PathBuf,
     /// Inside [`Store::begin_batch`]: transactions are savepoints of one SQLite transaction.
     batch: bool,
+    /// Path numbers and decoded segments.
+    caches: segments::SharedCaches,
+    /// Segment objects replaced inside the batch, deleted when it commits.
+    superseded: std::cell::RefCell<Vec<String>>,
 }
 
 impl Store {
@@ -93,6 +100,8 @@ impl Store {
             objects: Objects::new(dir.join("objects")),
             dir: dir.to_path_buf(),
             batch: false,
+            caches: Default::default(),
+            superseded: Default::default(),
         })
     }
 
@@ -143,8 +152,19 @@ impl Store {
     /// Commits the batch, then records its newest transaction in `HEAD`.
     pub(crate) fn commit_batch(&mut self) -> Result<()> {
         if self.batch {
-            self.conn.execute_batch("COMMIT")?;
+            if let Err(e) = self.conn.execute_batch("COMMIT") {
+                // Paths the batch numbered may not exist.
+                self.clear_caches();
+                return Err(e.into());
+            }
             self.batch = false;
+            self.delete_superseded(self.superseded.take());
+            // A bulk import sealed (and deleted) many rows: their pages go back to the file
+            // system (a no-op for a store made before schema 9 without auto-vacuum).
+            // Stepped to the end: the pragma frees a page per step.
+            let mut vacuum = self.conn.prepare("PRAGMA incremental_vacuum")?;
+            let mut steps = vacuum.query([])?;
+            while steps.next()?.is_some() {}
             if let Some((id, hash)) = self.newest_hash()? {
                 head::write(&self.dir, id, &hash).map_err(Error::io(&self.dir))?;
             }
@@ -249,6 +269,14 @@ fn open_db(path: &Path, create: bool) -> rusqlite::Result<Connection> {
     }
     let conn = Connection::open_with_flags(path, flags)?;
     conn.busy_timeout(std::time::Duration::from_secs(30))?;
+    // The `changes` view reads `hist_changes`: without the module every statement that
+    // re-reads the schema's views (a migration's `ALTER TABLE … RENAME`) would fail.
+    hist_vtab::register(&conn)?;
+    if create {
+        // Pages freed by sealing (the tail's rows deleted) can be given back to the file
+        // system ([`Store::commit_batch`]); set before the first table exists.
+        conn.execute_batch("PRAGMA auto_vacuum = INCREMENTAL")?;
+    }
     // Plans are fixed at prepare time: without the query planner stability guarantee the
     // bundled SQLite (built with STAT4) re-prepares a statement whenever a bound value could
     // change its plan, which cost a third of the CPU of a batch of small writes.

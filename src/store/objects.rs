@@ -31,21 +31,61 @@ impl Objects {
 
     /// Stores bytes; returns their id. Storing the same bytes again is a no-op.
     pub(crate) fn put(&self, bytes: &[u8]) -> io::Result<ObjectId> {
+        self.put_level(bytes, LEVEL)
+    }
+
+    /// [`Objects::put`] compressed at zstd `level`.
+    pub(crate) fn put_level(&self, bytes: &[u8], level: i32) -> io::Result<ObjectId> {
         let id = ObjectId::of(bytes);
-        let path = self.path_of(&id);
-        if path.exists() {
+        if self.path_of(&id).exists() {
             return Ok(id);
+        }
+        self.put_compressed(&id, &zstd::bulk::compress(bytes, level)?)?;
+        Ok(id)
+    }
+
+    /// Stores the object `id` whose compressed file is `file` (unless it exists).
+    pub(crate) fn put_compressed(&self, id: &ObjectId, file: &[u8]) -> io::Result<()> {
+        let path = self.path_of(id);
+        if path.exists() {
+            return Ok(());
         }
         let shard = path.parent().unwrap_or(&self.dir);
         fs::create_dir_all(shard)?;
-        let compressed = zstd::bulk::compress(bytes, LEVEL)?;
         let mut tmp = tempfile::Builder::new()
             .prefix(".tmp-")
             .tempfile_in(&self.dir)?;
-        tmp.write_all(&compressed)?;
+        tmp.write_all(file)?;
         tmp.as_file().sync_all()?;
         tmp.persist(&path).map_err(|e| e.error)?;
-        Ok(id)
+        Ok(())
+    }
+
+    /// Stores the object `id` as `frame`, compressed against the object `base` (a delta:
+    /// [`hist_segment::objects::DELTA_MAGIC`]).
+    pub(crate) fn put_delta(&self, id: &ObjectId, base: &ObjectId, frame: &[u8]) -> io::Result<()> {
+        let mut file = Vec::with_capacity(36 + frame.len());
+        file.extend_from_slice(hist_segment::objects::DELTA_MAGIC);
+        file.extend_from_slice(&base.0);
+        file.extend_from_slice(frame);
+        self.put_compressed(id, &file)
+    }
+
+    /// The base of the stored object `id`: `None` when it is not stored, `Some(None)` when
+    /// it is stored whole.
+    pub(crate) fn stored_base(&self, id: &ObjectId) -> io::Result<Option<Option<ObjectId>>> {
+        use std::io::Read as _;
+        let mut head = [0u8; 36];
+        let mut file = match fs::File::open(self.path_of(id)) {
+            Ok(file) => file,
+            Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
+            Err(e) => return Err(e),
+        };
+        let n = file.read(&mut head)?;
+        Ok(Some(
+            hist_segment::objects::delta_base(&head[..n])
+                .and_then(|(hex, _)| ObjectId::from_hex(&hex)),
+        ))
     }
 
     /// Reads and decompresses an object.

@@ -87,6 +87,8 @@ impl Store {
             OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX,
         )?;
         conn.execute_batch("PRAGMA query_only = ON")?;
+        // The `changes` view reads the log's two tiers through it (schema 9).
+        hist_vtab::register(&conn)?;
         conn.authorizer(Some(authorize))?;
         let mut stmt = conn.prepare(query).map_err(refused)?;
         if !stmt.readonly() {
@@ -122,5 +124,145 @@ fn refused(e: rusqlite::Error) -> crate::Error {
             QueryError::Refused(text).into()
         }
         _ => QueryError::Failed(text).into(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::{Store, schema_version};
+    use super::SqlValue;
+    use crate::error::{Error, QueryError};
+
+    /// A store at schema 9 (applied here until the store applies it itself) holding the
+    /// changes of one key: two sealed in a segment, one in the tail with a large value
+    /// stored as an object.
+    fn schema_9_store(dir: &std::path::Path) -> Store {
+        let store = Store::open(dir, true).unwrap();
+        let conn = rusqlite::Connection::open(dir.join("hist.db")).unwrap();
+        if schema_version() < 9 {
+            conn.execute_batch(include_str!("sql/0009_segments.sql"))
+                .unwrap();
+        }
+        let changes = [
+            hist_segment::Change {
+                id: 1,
+                seq: 1,
+                tx: 1,
+                path: 1,
+                op: hist_segment::Op::Add,
+                old: None,
+                new: Some("1"),
+            },
+            hist_segment::Change {
+                id: 2,
+                seq: 2,
+                tx: 1,
+                path: 2,
+                op: hist_segment::Op::Add,
+                old: None,
+                new: Some("\"x\""),
+            },
+        ];
+        let segment = store
+            .objects()
+            .put(&hist_segment::encode(&changes).unwrap())
+            .unwrap();
+        let large = format!("\"{}\"", "y".repeat(5000));
+        let value = store.objects().put(large.as_bytes()).unwrap();
+        conn.execute_batch(&format!(
+            "INSERT INTO tx (id, at, actor, reason, kind, hash)
+                 VALUES (1, '2026-08-19T16:40:00.000000Z', 'user:a', NULL, 'commit', x'00'),
+                        (2, '2026-09-02T10:00:00.000000Z', 'user:b', 'why', 'commit', x'00');
+             INSERT INTO change_key (id, key) VALUES (1, 'feed/acme');
+             INSERT INTO path (id, path) VALUES (1, '/a'), (2, '/b');
+             INSERT INTO segment VALUES (1, 1, 2, 1, 1, '2026-08-19T16:40:00.000000Z',
+                 '2026-08-19T16:40:00.000000Z', 0, '{}', x'0101');
+             INSERT INTO change_log (id, tx, key_id, seq, path_id, op, old, new, new_obj)
+                 VALUES (3, 2, 1, 3, 2, 'replace', '\"x\"', NULL, '{}');",
+            segment.to_hex(),
+            value.to_hex()
+        ))
+        .unwrap();
+        store
+    }
+
+    #[test]
+    fn changes_reads_both_tiers_through_the_authorizer_and_nothing_writes() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = schema_9_store(dir.path());
+        let result = store
+            .query_readonly(
+                "SELECT id, at, actor, reason, key, path, op, old, length(new) FROM changes ORDER BY id",
+            )
+            .unwrap();
+        let text = |s: &str| SqlValue::Text(s.to_owned());
+        assert_eq!(
+            result.rows,
+            vec![
+                vec![
+                    SqlValue::Integer(1),
+                    text("2026-08-19T16:40:00.000000Z"),
+                    text("user:a"),
+                    SqlValue::Null,
+                    text("feed/acme"),
+                    text("/a"),
+                    text("add"),
+                    SqlValue::Null,
+                    SqlValue::Integer(1),
+                ],
+                vec![
+                    SqlValue::Integer(2),
+                    text("2026-08-19T16:40:00.000000Z"),
+                    text("user:a"),
+                    SqlValue::Null,
+                    text("feed/acme"),
+                    text("/b"),
+                    text("add"),
+                    SqlValue::Null,
+                    SqlValue::Integer(3),
+                ],
+                vec![
+                    SqlValue::Integer(3),
+                    text("2026-09-02T10:00:00.000000Z"),
+                    text("user:b"),
+                    text("why"),
+                    text("feed/acme"),
+                    text("/b"),
+                    text("replace"),
+                    text("\"x\""),
+                    SqlValue::Integer(5002),
+                ],
+            ]
+        );
+        let brief = store
+            .query_readonly(
+                "SELECT path, count(*) AS changes, count(DISTINCT key) AS objects FROM changes \
+                 WHERE key GLOB 'feed/acme*' AND at >= '2026-09-01' GROUP BY path \
+                 ORDER BY changes DESC LIMIT 3",
+            )
+            .unwrap();
+        assert_eq!(
+            brief.rows,
+            vec![vec![text("/b"), SqlValue::Integer(1), SqlValue::Integer(1)]]
+        );
+        for write in [
+            "DELETE FROM hist_changes",
+            "INSERT INTO hist_changes (id) VALUES (9)",
+            "UPDATE changes SET op = 'add'",
+            "CREATE VIRTUAL TABLE t USING hist_changes",
+            "DROP TABLE hist_changes",
+        ] {
+            // Refused by the authorizer, or by SQLite itself (the table has no xUpdate, a view
+            // cannot be written).
+            let err = store.query_readonly(write).unwrap_err();
+            let refused = match &err {
+                Error::Query(QueryError::Refused(_) | QueryError::Writes) => true,
+                Error::Query(QueryError::Failed(m)) => {
+                    m.contains("may not be modified") || m.contains("cannot modify")
+                }
+                _ => false,
+            };
+            assert!(refused, "{write}: {err:?}");
+        }
     }
 }

@@ -1,7 +1,6 @@
 //! Reading transactions: by id, by time, the newest, a key's version as of one, where an
 //! as-of read starts, and the filtered list `log` shows.
 
-use super::changes::{PATH_MATCH, path_args};
 use super::{Cached, Store, corrupt};
 use crate::canon::ObjectId;
 use crate::error::Result;
@@ -46,7 +45,8 @@ pub(crate) struct ReadPlan {
 pub(crate) struct LogQuery<'a> {
     /// Only transactions that changed this key.
     pub(crate) key: Option<&'a str>,
-    /// Only transactions with a change at, above or below this path.
+    /// Only transactions with a change at, above or below this path (the caller refines
+    /// each transaction by its changes).
     pub(crate) path: Option<&'a DocPath>,
     pub(crate) actor: Option<&'a str>,
     pub(crate) since: Option<When>,
@@ -197,33 +197,15 @@ impl Store {
     pub(crate) fn log(&self, q: &LogQuery<'_>) -> Result<Vec<(TxInfo, usize)>> {
         let mut wheres = vec!["1 = 1".to_owned()];
         let mut args: Vec<Box<dyn rusqlite::ToSql>> = Vec::new();
+        // With a path, the caller refines each transaction by its changes (in either
+        // tier); here only those that changed the key (or any key) are kept.
         if q.key.is_some() || q.path.is_some() {
-            let mut sub = "SELECT 1 FROM version v".to_owned();
-            if q.path.is_some() {
-                sub.push_str(
-                    " JOIN change_log c
-                      ON c.key_id = v.key_id AND c.seq BETWEEN v.first_seq AND v.last_seq",
-                );
-            }
-            sub.push_str(" WHERE v.tx = t.id");
+            let mut sub = "SELECT 1 FROM version v WHERE v.tx = t.id".to_owned();
             if let Some(key) = q.key {
                 args.push(Box::new(key.to_owned()));
                 sub.push_str(&format!(
                     " AND v.key_id = (SELECT id FROM change_key WHERE key = ?{})",
                     args.len()
-                ));
-            }
-            if let Some(path) = q.path {
-                let (anc, p) = path_args(path);
-                args.push(Box::new(anc));
-                let a = args.len();
-                args.push(Box::new(p));
-                let b = args.len();
-                sub.push_str(&format!(
-                    " AND {}",
-                    PATH_MATCH
-                        .replace("?2", &format!("?{a}"))
-                        .replace("?3", &format!("?{b}"))
                 ));
             }
             wheres.push(format!("EXISTS ({sub})"));

@@ -84,6 +84,13 @@ impl Store {
             .put(bytes)
             .map_err(Error::io(self.objects.dir()))
     }
+
+    /// [`Store::put_object`] compressed at zstd `level`.
+    pub(crate) fn put_object_level(&self, bytes: &[u8], level: i32) -> Result<ObjectId> {
+        self.objects
+            .put_level(bytes, level)
+            .map_err(Error::io(self.objects.dir()))
+    }
 }
 
 /// A value as a row stores it: inline canonical text, or an object id for large values.

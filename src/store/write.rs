@@ -47,6 +47,8 @@ pub(crate) struct DocWrite {
     pub(crate) ckpt_seq: i64,
     pub(crate) ckpt_count: i64,
     pub(crate) ckpt_bytes: i64,
+    /// The last version sealed into a segment.
+    pub(crate) sealed_seq: i64,
     /// The document after (canonical text; `None`: removed).
     pub(crate) text: Option<String>,
     /// The blake3 hash of `text`.
@@ -70,6 +72,10 @@ pub(crate) struct WriteTxn<'s> {
     store: &'s Store,
     nested: bool,
     open: bool,
+    /// Paths this write numbered: forgotten by the store's cache if it rolls back.
+    pub(super) inserted_paths: std::cell::RefCell<Vec<i64>>,
+    /// Segment objects this write replaced: deleted once it is durable.
+    pub(super) superseded: std::cell::RefCell<Vec<String>>,
 }
 
 impl<'s> WriteTxn<'s> {
@@ -83,6 +89,8 @@ impl<'s> WriteTxn<'s> {
             store,
             nested,
             open: true,
+            inserted_paths: Default::default(),
+            superseded: Default::default(),
         })
     }
 
@@ -118,9 +126,14 @@ impl<'s> WriteTxn<'s> {
             self.append_tx(&info)?;
             let mut hasher = TxHasher::begin(conn, info.id)?;
             for doc in docs.into_iter().filter(|d| !d.changes.is_empty()) {
-                let bytes = self.append_changes(info.id, &doc, &mut hasher)?;
+                let (key_id, bytes) = self.append_changes(info.id, &doc, &mut hasher)?;
                 let key = doc.key.clone();
+                let (seq, sealed) = (doc.seq, doc.sealed_seq);
                 let doc_changes = self.update_current(info.id, doc, bytes)?;
+                let seq = seq + i64::try_from(doc_changes.len()).unwrap_or(i64::MAX);
+                if seq - sealed >= super::segments::SEAL_ROWS {
+                    self.seal(key_id, seq)?;
+                }
                 changes.extend(doc_changes.into_iter().map(|c| (key.clone(), c)));
             }
             records::insert(conn, info.id, &records)?;
@@ -153,13 +166,13 @@ impl<'s> WriteTxn<'s> {
         Ok(())
     }
 
-    /// Phase 2: the change rows of one key and its version row. Returns the bytes of the
-    /// values written.
-    fn append_changes(&self, tx: i64, doc: &DocWrite, hasher: &mut TxHasher) -> Result<i64> {
+    /// Phase 2: the change rows of one key and its version row. Returns the key's number
+    /// and the bytes of the values written.
+    fn append_changes(&self, tx: i64, doc: &DocWrite, hasher: &mut TxHasher) -> Result<(i64, i64)> {
         let conn = self.conn();
         let key_id = self.key_id_or_insert(&doc.key)?;
         let mut insert = conn.prepare_cached(
-            "INSERT INTO change_log (tx, key_id, seq, path, op, old, new, old_obj, new_obj)
+            "INSERT INTO change_log (tx, key_id, seq, path_id, op, old, new, old_obj, new_obj)
              VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
         )?;
         let objects = self.store.objects();
@@ -175,7 +188,7 @@ impl<'s> WriteTxn<'s> {
                 tx,
                 key_id,
                 seq,
-                path,
+                self.intern_path(&path)?,
                 change.op.as_str(),
                 old.text,
                 new.text,
@@ -185,21 +198,16 @@ impl<'s> WriteTxn<'s> {
             hasher.change(
                 &doc.key,
                 seq,
-                [
-                    Some(&path),
-                    Some(change.op.as_str()),
-                    old.text.as_deref(),
-                    new.text.as_deref(),
-                    old.obj.as_deref(),
-                    new.obj.as_deref(),
-                ],
+                &path,
+                change.op.as_str(),
+                [change.old.as_deref(), change.new.as_deref()],
             );
         }
         conn.cached_exec(
             "INSERT INTO version (key_id, tx, first_seq, last_seq) VALUES (?1, ?2, ?3, ?4)",
             params![key_id, tx, doc.seq + 1, seq],
         )?;
-        Ok(bytes)
+        Ok((key_id, bytes))
     }
 
     /// Phase 3: a checkpoint when one is due, then the key's document row. Returns the
@@ -216,14 +224,7 @@ impl<'s> WriteTxn<'s> {
                 .map_or(0, |t| i64::try_from(t.len()).unwrap_or(i64::MAX))
         };
         let (ckpt_seq, ckpt_count, ckpt_bytes) = if super::checkpoint::due(count, weight, doc_len) {
-            let object = match &doc.text {
-                Some(t) => Some(self.store.put_object(t.as_bytes())?.to_hex()),
-                None => None,
-            };
-            conn.cached_exec(
-                "INSERT OR REPLACE INTO checkpoint (key, seq, tx, object) VALUES (?1, ?2, ?3, ?4)",
-                params![doc.key, seq, tx, object],
-            )?;
+            self.write_checkpoint(&doc.key, seq, tx, doc.text.as_deref())?;
             (seq, 0, 0)
         } else {
             (doc.ckpt_seq, count, weight)
@@ -241,11 +242,20 @@ impl<'s> WriteTxn<'s> {
             .optional()?;
         conn.cached_exec(
             "INSERT INTO doc (rowid, key, doc, seq, tx, hash, ckpt_seq, ckpt_count,
-                 ckpt_bytes, input)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
+                 ckpt_bytes, input, sealed_seq)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
             params![
-                rowid, doc.key, doc.text, seq, tx, doc.hash, ckpt_seq, ckpt_count, ckpt_bytes,
-                doc.input
+                rowid,
+                doc.key,
+                doc.text,
+                seq,
+                tx,
+                doc.hash,
+                ckpt_seq,
+                ckpt_count,
+                ckpt_bytes,
+                doc.input,
+                doc.sealed_seq
             ],
         )?;
         Ok(doc.changes)
@@ -305,12 +315,18 @@ impl<'s> WriteTxn<'s> {
     }
 
     fn finish(&mut self) -> Result<()> {
-        self.open = false;
         self.conn().execute_batch(if self.nested {
             "RELEASE hist_tx"
         } else {
             "COMMIT"
         })?;
+        self.open = false;
+        let superseded = self.superseded.take();
+        if self.nested {
+            self.store.superseded.borrow_mut().extend(superseded);
+        } else {
+            self.store.delete_superseded(superseded);
+        }
         Ok(())
     }
 
@@ -328,6 +344,7 @@ impl<'s> WriteTxn<'s> {
 impl Drop for WriteTxn<'_> {
     fn drop(&mut self) {
         if self.open {
+            self.store.forget_paths(&self.inserted_paths.borrow());
             let sql = if self.nested {
                 "ROLLBACK TO hist_tx; RELEASE hist_tx"
             } else {

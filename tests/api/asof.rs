@@ -24,6 +24,8 @@ enum Op {
         key: usize,
         doc: Value,
     },
+    /// Seal the recent changes of every key with at least this many.
+    Seal(usize),
 }
 
 const KEYS: [&str; 3] = ["a", "b/c", "d"];
@@ -63,6 +65,7 @@ fn op() -> impl Strategy<Value = Op> {
         4 => (0..KEYS.len(), path(), value()).prop_map(|(key, path, value)| Op::Set { key, path, value }),
         1 => (0..KEYS.len(), path()).prop_map(|(key, path)| Op::Remove { key, path }),
         2 => (0..KEYS.len(), value()).prop_map(|(key, doc)| Op::Put { key, doc }),
+        1 => (1usize..4).prop_map(Op::Seal),
     ]
 }
 
@@ -92,6 +95,7 @@ fn model_apply(doc: &Option<Value>, op: &Op) -> Option<Option<Value>> {
                 .insert(path[path.len() - 1].clone(), value.clone());
             Some(Some(root))
         }
+        Op::Seal(_) => Some(doc.clone()),
         Op::Remove { path, .. } => {
             let mut root = doc.clone()?;
             let mut cur = &mut root;
@@ -116,7 +120,14 @@ proptest! {
         // tx id -> every document after it
         let mut snapshots: BTreeMap<i64, Vec<Option<Value>>> = BTreeMap::new();
         for (i, op) in ops.iter().enumerate() {
-            let key = match op { Op::Set { key, .. } | Op::Remove { key, .. } | Op::Put { key, .. } => *key };
+            let key = match op {
+                Op::Set { key, .. } | Op::Remove { key, .. } | Op::Put { key, .. } => *key,
+                Op::Seal(min) => {
+                    // Sealing changes no answer: the reads below must not see it.
+                    repo.seal(*min).unwrap();
+                    continue;
+                }
+            };
             let expected = model_apply(&state[key], op);
             let opts = TxOptions::new(actor.clone(), "write", Timestamp(1_000_000 * i as i64));
             let mut txn = repo.begin(opts).unwrap();
@@ -124,6 +135,7 @@ proptest! {
                 Op::Set { path, value, .. } => txn.set(KEYS[key], &doc_path(path), value.clone()).map(drop),
                 Op::Remove { path, .. } => txn.remove(KEYS[key], &doc_path(path)).map(drop),
                 Op::Put { doc, .. } => txn.put(KEYS[key], doc.clone()).map(drop),
+                Op::Seal(_) => unreachable!("handled above"),
             };
             match expected {
                 None => prop_assert!(result.is_err(), "{op:?} should fail on {:?}", state[key]),

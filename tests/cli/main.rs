@@ -27,6 +27,7 @@ mod test_numbers;
 mod test_readme;
 mod test_scripts;
 mod test_sql;
+mod test_sql_extension;
 mod test_sql_lockdown;
 mod test_tamper;
 mod test_ui;

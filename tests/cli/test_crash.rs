@@ -7,7 +7,9 @@
 //! length of a write, so kills land before, during and after the SQLite commit. After each
 //! kill it checks: fsck passes (the library's, in process; the CLI's at the end), every transaction any child reported (`recorded tx N
 //! (k changes)`) is present with exactly its k changes, every transaction in the log has
-//! exactly the changes its write must produce, and a fresh write succeeds.
+//! exactly the changes its write must produce, and a fresh write succeeds. Wide snapshots
+//! make writes seal the log's recent rows into segments (and merge segments), so kills
+//! also land while a write seals.
 //! `HIST_TEST_SEED` picks another sequence; `HIST_CRASH_KILLS` another number of kills.
 
 use crate::common::TestEnv;
@@ -31,6 +33,21 @@ enum Shape {
     Apply,
     /// One record of an import into `imp/N`: one `add` when new, else two replaces.
     Import,
+    /// A snapshot of `wide/N` with [`WIDE`] fields, all of them changed: enough changes
+    /// that the key's recent rows are sealed into a segment every few writes (and its
+    /// small segments merged), so that kills land while a write seals.
+    Wide,
+}
+
+/// Fields of a wide document.
+const WIDE: usize = 2500;
+
+fn wide(round: u64) -> String {
+    let mut doc = serde_json::Map::new();
+    for i in 0..WIDE {
+        doc.insert(format!("w{i}"), (round * 7 + i as u64).into());
+    }
+    serde_json::Value::Object(doc).to_string()
 }
 
 fn snapshot(round: u64) -> String {
@@ -47,6 +64,17 @@ fn snapshot(round: u64) -> String {
 fn spawn(env: &TestEnv, shape: Shape, rng: &mut Rng, round: u64) -> Child {
     let reason = format!("r{round}");
     let args: Vec<String> = match shape {
+        Shape::Wide => {
+            let file = format!("in/{round}.wide.json");
+            env.write(&file, wide(round));
+            vec![
+                "ingest".into(),
+                "wide/0".into(),
+                file,
+                "-m".into(),
+                format!("{reason} wide"),
+            ]
+        }
         Shape::Ingest => {
             let file = format!("in/{round}.json");
             env.write(&file, snapshot(round));
@@ -112,51 +140,56 @@ fn shape_of(reason: &str) -> Shape {
         Some("set") => Shape::Set,
         Some("apply") => Shape::Apply,
         Some("import") => Shape::Import,
+        Some("wide") => Shape::Wide,
         _ => panic!("unexpected reason {reason:?}"),
     }
 }
 
 /// Checks that every transaction holds exactly the changes its write must produce, and
-/// that every reported transaction is there with its reported count.
-fn check_log(conn: &Connection, reported: &BTreeMap<i64, usize>) {
-    let mut stmt = conn
-        .prepare(
-            "SELECT t.id, t.reason, k.key, count(c.id),
-                    (SELECT count(*) FROM change_log e WHERE e.key_id = c.key_id AND e.tx < t.id)
-             FROM tx t LEFT JOIN change_log c ON c.tx = t.id
-             LEFT JOIN change_key k ON k.id = c.key_id
-             GROUP BY t.id, c.key_id ORDER BY t.id",
-        )
-        .unwrap();
-    type Row = (i64, Option<String>, Option<String>, i64, i64);
-    let rows: Vec<Row> = stmt
-        .query_map([], |r| {
-            Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?))
-        })
-        .unwrap()
-        .collect::<Result<_, _>>()
-        .unwrap();
+/// that every reported transaction is there with its reported count. The changes are read
+/// through the library, from both tiers of the log (rows and sealed segments).
+fn check_log(repo: &hist::Repo, reported: &BTreeMap<i64, usize>) {
+    let filter = hist::LogFilter {
+        with_changes: true,
+        ..hist::LogFilter::default()
+    };
+    let mut log = repo.log(&filter).unwrap();
+    log.reverse();
+    // Changes of each key before the transaction at hand.
+    let mut earlier: BTreeMap<String, usize> = BTreeMap::new();
     let mut per_tx: BTreeMap<i64, usize> = BTreeMap::new();
-    for (tx, reason, key, count, earlier) in rows {
-        let count = usize::try_from(count).unwrap();
-        let reason = reason.unwrap_or_default();
+    for entry in log {
+        let tx = entry.tx.id;
+        let reason = entry.tx.reason.clone().unwrap_or_default();
+        let mut per_key: BTreeMap<String, usize> = BTreeMap::new();
+        for c in &entry.changes {
+            *per_key.entry(c.key.clone()).or_default() += 1;
+        }
         if reason == "setup" {
+            for (key, n) in per_key {
+                *earlier.entry(key).or_default() += n;
+            }
             continue;
         }
-        let key = key.unwrap_or_else(|| panic!("tx {tx} ({reason}) has no changes"));
-        let expected = match shape_of(&reason) {
-            Shape::Ingest if earlier == 0 => 1,
-            Shape::Ingest => FIELDS + 2,
-            Shape::Set | Shape::Import if earlier == 0 => 1,
-            Shape::Set => 1,
-            Shape::Import => 2,
-            Shape::Apply => 3,
-        };
-        assert_eq!(
-            count, expected,
-            "tx {tx} ({reason}) on {key} has {count} changes, its write makes {expected}: a partial transaction"
-        );
-        *per_tx.entry(tx).or_default() += count;
+        assert!(!per_key.is_empty(), "tx {tx} ({reason}) has no changes");
+        for (key, count) in per_key {
+            let before = earlier.get(&key).copied().unwrap_or(0);
+            let expected = match shape_of(&reason) {
+                Shape::Ingest | Shape::Wide if before == 0 => 1,
+                Shape::Ingest => FIELDS + 2,
+                Shape::Wide => WIDE,
+                Shape::Set | Shape::Import if before == 0 => 1,
+                Shape::Set => 1,
+                Shape::Import => 2,
+                Shape::Apply => 3,
+            };
+            assert_eq!(
+                count, expected,
+                "tx {tx} ({reason}) on {key} has {count} changes, its write makes {expected}: a partial transaction"
+            );
+            *earlier.entry(key).or_default() += count;
+            *per_tx.entry(tx).or_default() += count;
+        }
     }
     for (tx, count) in reported {
         assert_eq!(
@@ -223,6 +256,8 @@ fn crash_lane(lane: u64, mut rng: Rng, kills_wanted: usize) -> usize {
         Shape::Set,
         Shape::Apply,
         Shape::Import,
+        Shape::Wide,
+        Shape::Wide,
     ];
     let mut took: BTreeMap<Shape, u64> = BTreeMap::new();
     for (i, shape) in shapes.iter().enumerate() {
@@ -280,10 +315,11 @@ fn crash_lane(lane: u64, mut rng: Rng, kills_wanted: usize) -> usize {
         if after > before && out.status.code().is_none() {
             killed_after_commit += 1;
         }
-        check_log(&conn, &reported);
         drop(conn);
         // `hist fsck`'s own code, run in this process to spare a process start per round.
-        let report = hist::Repo::open(env.path()).unwrap().fsck().unwrap();
+        let repo = hist::Repo::open(env.path()).unwrap();
+        check_log(&repo, &reported);
+        let report = repo.fsck().unwrap();
         assert!(
             report.ok(),
             "fsck after round {rounds}: {:#?}",
@@ -301,6 +337,9 @@ fn crash_lane(lane: u64, mut rng: Rng, kills_wanted: usize) -> usize {
         ])
         .ok();
     }
+    // The wide documents' writes sealed their changes, more than once.
+    let report = hist::Repo::open(env.path()).unwrap().fsck().unwrap();
+    assert!(report.segments > 0, "no write sealed a segment");
     let orphans = std::fs::read_dir(env.join(".hist/objects"))
         .unwrap()
         .filter(|e| {

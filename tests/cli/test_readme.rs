@@ -6,7 +6,7 @@
 //! `$ bash …` lines (and their output) are not run here: they build and test the project
 //! itself. Any other program fails the test, so the README cannot show what is not run.
 
-use crate::common::TestEnv;
+use crate::common::{TestEnv, copy_dir};
 use std::path::Path;
 
 /// The ```console blocks of a Markdown text: (line number of the fence, lines).
@@ -55,19 +55,6 @@ fn output_matches(expected: &[String], actual: &str) -> bool {
             .iter()
             .zip(&actual)
             .all(|(e, a)| line_matches(e, a))
-}
-
-fn copy_dir(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).unwrap();
-    for entry in std::fs::read_dir(from).unwrap() {
-        let entry = entry.unwrap();
-        let target = to.join(entry.file_name());
-        if entry.file_type().unwrap().is_dir() {
-            copy_dir(&entry.path(), &target);
-        } else {
-            std::fs::copy(entry.path(), target).unwrap();
-        }
-    }
 }
 
 /// Runs one command line of a block; returns its stdout, or `None` for a skipped line.

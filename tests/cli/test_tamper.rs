@@ -74,21 +74,32 @@ fn every_kind_of_row_edit_names_the_first_altered_transaction() {
             5,
         ),
         (
-            "INSERT INTO change_log (tx, key_id, seq, path, op, new)
-             VALUES (2, (SELECT id FROM change_key WHERE key = 'k'), 99, '/x', 'add', '1')"
+            "INSERT INTO path (path) VALUES ('/x');
+             INSERT INTO change_log (tx, key_id, seq, path_id, op, new)
+             VALUES (2, (SELECT id FROM change_key WHERE key = 'k'), 99, last_insert_rowid(),
+                 'add', '1')"
                 .into(),
             2,
         ),
         (
             "PRAGMA foreign_keys = OFF;
-             INSERT INTO change_log (tx, key_id, seq, path, op, new)
-             VALUES (99, (SELECT id FROM change_key WHERE key = 'k'), 99, '/x', 'add', '1')"
+             INSERT INTO path (path) VALUES ('/x');
+             INSERT INTO change_log (tx, key_id, seq, path_id, op, new)
+             VALUES (99, (SELECT id FROM change_key WHERE key = 'k'), 99, last_insert_rowid(),
+                 'add', '1')"
                 .into(),
             99,
         ),
         (
-            "UPDATE change_log SET path = '/tier' WHERE tx = 1".into(),
+            "INSERT INTO path (path) VALUES ('/tier');
+             UPDATE change_log SET path_id = last_insert_rowid() WHERE tx = 1"
+                .into(),
             1,
+        ),
+        // An interned path renamed: every change at it is altered, the first one named.
+        (
+            "UPDATE path SET path = '/tier' WHERE path = '/plan'".into(),
+            2,
         ),
         (
             "INSERT INTO change_key (key) VALUES ('k2');

@@ -1,19 +1,29 @@
 //! A store written by an older `hist` opens with this one: it is migrated in place, and every
-//! question it answered before gets the same answer, byte for byte.
+//! question it answered before gets the same answer, byte for byte, but where the schema
+//! changed an answer on purpose.
 //!
-//! `fixtures/store-v6` is a repository made by hist at schema 6 (its `make.sh` says how):
-//! personal values and a forget, keyed ingests, a large value kept as an object, a rename, a
-//! deleted document and a retention compaction. `answers.txt` holds what that hist printed.
+//! `fixtures/store-v6` and `fixtures/store-v8` are repositories made by hist at schemas 6
+//! and 8 (their `make.sh` says how): personal values and a forget, keyed ingests, a large
+//! value kept as an object, a rename, a deleted document and a retention compaction.
+//! `answers.txt` holds what that hist printed; `answers-v9.txt` what changed with schema 9,
+//! where the `changes` view gives a large value itself instead of a reference to its object.
 
 use crate::common::TestEnv;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 const NOW: &str = "2026-10-01T00:00:00Z";
+const FIXTURES: [&str; 2] = ["store-v6", "store-v8"];
 
-/// A copy of the schema-6 store in a fresh directory.
-fn old_store() -> TestEnv {
+fn fixture(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("fixtures")
+        .join(name)
+}
+
+/// A copy of an old store in a fresh directory.
+fn old_store(name: &str) -> TestEnv {
     let env = TestEnv::new();
-    let fixture = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/store-v6");
+    let fixture = fixture(name);
     for entry in walkdir::WalkDir::new(fixture.join(".hist")) {
         let entry = entry.unwrap();
         let rel = entry.path().strip_prefix(&fixture).unwrap();
@@ -26,9 +36,8 @@ fn old_store() -> TestEnv {
     env
 }
 
-/// The recorded questions and answers: `$ ["show", "KEY"]` lines, each followed by its output.
-fn answers() -> Vec<(Vec<String>, String)> {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/store-v6/answers.txt");
+/// Recorded questions and answers: `$ ["show", "KEY"]` lines, each followed by its output.
+fn read_answers(path: &Path) -> Vec<(Vec<String>, String)> {
     let text = std::fs::read_to_string(path).unwrap();
     let mut out: Vec<(Vec<String>, String)> = Vec::new();
     for line in text.split_inclusive('\n') {
@@ -40,6 +49,24 @@ fn answers() -> Vec<(Vec<String>, String)> {
     out
 }
 
+/// The answers the old hist gave, with those schema 9 changed on purpose put in their place:
+/// each of them replaced an answer that named an object (`$hist_object`) and names none.
+fn answers(name: &str) -> Vec<(Vec<String>, String)> {
+    let mut answers = read_answers(&fixture(name).join("answers.txt"));
+    let changed = read_answers(&fixture(name).join("answers-v9.txt"));
+    assert!(!changed.is_empty());
+    for (args, new) in changed {
+        let old = answers
+            .iter_mut()
+            .find(|(a, _)| *a == args)
+            .unwrap_or_else(|| panic!("{args:?} is not among the old answers"));
+        assert!(old.1.contains("$hist_object"), "{args:?}");
+        assert!(!new.contains("$hist_object"), "{args:?}");
+        old.1 = new;
+    }
+    answers
+}
+
 fn ask(env: &TestEnv, args: &[String]) -> String {
     let args: Vec<&str> = args.iter().map(String::as_str).collect();
     let mut cmd = env.command(&args);
@@ -48,12 +75,18 @@ fn ask(env: &TestEnv, args: &[String]) -> String {
 }
 
 #[test]
-fn a_schema_6_store_answers_as_it_did() {
-    let env = old_store();
-    let answers = answers();
+fn old_stores_answer_as_they_did() {
+    for name in FIXTURES {
+        answers_as_it_did(name);
+    }
+}
+
+fn answers_as_it_did(name: &str) {
+    let env = old_store(name);
+    let answers = answers(name);
     assert!(answers.len() > 20, "{} answers", answers.len());
     for (args, expected) in &answers {
-        assert_eq!(&ask(&env, args), expected, "hist {args:?}");
+        assert_eq!(&ask(&env, args), expected, "{name}: hist {args:?}");
     }
     // Migrated, and ready for new writes that history and blame see.
     let version = ["sql".to_owned(), "PRAGMA user_version".to_owned()];
@@ -72,13 +105,19 @@ fn a_schema_6_store_answers_as_it_did() {
         "{blame}"
     );
     let fsck = ask(&env, &["fsck".into()]);
-    assert!(fsck.ends_with(": ok\n"), "{fsck}");
+    assert!(fsck.ends_with(": ok\n"), "{name}: {fsck}");
 }
 
 #[test]
 fn two_processes_opening_an_old_store_at_once_migrate_it_once() {
+    for name in FIXTURES {
+        migrate_once(name);
+    }
+}
+
+fn migrate_once(name: &str) {
     use std::process::Stdio;
-    let env = old_store();
+    let env = old_store(name);
     let spawn = || {
         let mut cmd = env.command(&["show", "customer/4411", "--json"]);
         cmd.env("HIST_NOW", NOW)

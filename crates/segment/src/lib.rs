@@ -263,33 +263,46 @@ fn decimal(text: &str) -> Option<Digits> {
     let f = u8::try_from(frac.len()).ok()?;
     // Only what writes back exactly (`-0`, `0.50` and the like do not: they are kept as
     // text, though canonical JSON never has them).
-    let mut back = String::new();
-    write_decimal(m, f, &mut back);
-    (back == text).then_some((m, f))
+    let mut buf = [0u8; DECIMAL_MAX];
+    (decimal_text(m, f, &mut buf) == text).then_some((m, f))
 }
 
 /// Writes the decimal whose digits are `m` with `f` of them after the point.
 fn write_decimal(m: i64, f: u8, out: &mut String) {
-    use std::fmt::Write as _;
-    if m < 0 {
-        out.push('-');
-    }
-    let digits = m.unsigned_abs().to_string();
-    let f = usize::from(f);
-    if f == 0 {
-        out.push_str(&digits);
-        return;
-    }
-    if digits.len() <= f {
-        out.push_str("0.");
-        for _ in digits.len()..f {
-            out.push('0');
+    let mut buf = [0u8; DECIMAL_MAX];
+    out.push_str(decimal_text(m, f, &mut buf));
+}
+
+/// The longest decimal [`decimal_text`] writes: a sign, 19 digits and a point, or a sign,
+/// `0.`, 18 zeros and a digit.
+const DECIMAL_MAX: usize = 24;
+
+/// The decimal whose digits are `m` with `f` (at most 18) of them after the point, written
+/// in `buf` without allocating (a read writes thousands of numbers).
+fn decimal_text(m: i64, f: u8, buf: &mut [u8; DECIMAL_MAX]) -> &str {
+    let f = usize::from(f.min(18));
+    // Digits from the end of the buffer backwards.
+    let mut at = DECIMAL_MAX;
+    let mut n = m.unsigned_abs();
+    let mut written = 0;
+    while n > 0 || written <= f {
+        if written == f && f > 0 {
+            at -= 1;
+            buf[at] = b'.';
         }
-        out.push_str(&digits);
-    } else {
-        let (int, frac) = digits.split_at(digits.len() - f);
-        let _ = write!(out, "{int}.{frac}");
+        at -= 1;
+        buf[at] = b'0' + (n % 10) as u8;
+        n /= 10;
+        written += 1;
+        if n == 0 && written > f {
+            break;
+        }
     }
+    if m < 0 {
+        at -= 1;
+        buf[at] = b'-';
+    }
+    std::str::from_utf8(&buf[at..]).unwrap_or_default()
 }
 
 fn zigzag(n: i64) -> u64 {
@@ -357,23 +370,31 @@ impl<'a> Reader<'a> {
             at: 0,
         })
     }
-
-    fn text(&mut self) -> Result<&'a str, Error> {
-        let n = usize::try_from(self.varint()?).map_err(|_| error("a text is too long"))?;
-        std::str::from_utf8(self.take(n)?).map_err(|_| error("a value is not UTF-8"))
-    }
 }
 
-/// Where a value is in [`Segment`]'s text.
+/// Where a value's text is: in the segment's bytes (a text stored as such) or among the
+/// numbers written while decoding.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-struct Span {
-    start: u32,
-    end: u32,
+enum Span {
+    Input(u32, u32),
+    Number(u32, u32),
 }
 
-/// A decoded segment (or its first rows: [`Segment::decode_upto`]).
+/// The last `new` at a path, while decoding: a text in the input, or a number's digits (its
+/// text written only when a kept row needs it).
+#[derive(Clone, Copy)]
+enum Last {
+    Text(Span),
+    Number {
+        digits: Digits,
+        written: Option<Span>,
+    },
+}
+
+/// A decoded segment, or the changes of a range of its versions ([`Segment::decode_range`]).
 #[derive(Clone, Debug)]
 pub struct Segment {
+    /// The version of the first change kept.
     first_seq: i64,
     ids: Vec<i64>,
     txs: Vec<i64>,
@@ -381,8 +402,10 @@ pub struct Segment {
     ops: Vec<Op>,
     olds: Vec<Option<Span>>,
     news: Vec<Option<Span>>,
-    /// Every value's text, one after the other.
-    arena: String,
+    /// The segment's bytes (texts are read in place).
+    input: Vec<u8>,
+    /// The text of numbers stored as deltas, one after the other.
+    numbers: String,
 }
 
 /// One change of a decoded segment.
@@ -404,16 +427,22 @@ pub struct Row<'s> {
     pub new: Option<&'s str>,
 }
 
+type FastMap<K, V> = std::collections::HashMap<K, V, rustc_hash::FxBuildHasher>;
+
 impl Segment {
     /// Decodes a segment's bytes.
-    pub fn decode(bytes: &[u8]) -> Result<Self, Error> {
-        Self::decode_upto(bytes, i64::MAX)
+    pub fn decode(bytes: Vec<u8>) -> Result<Self, Error> {
+        Self::decode_range(bytes, i64::MIN, i64::MAX)
     }
 
-    /// Decodes the changes of a segment up to version `last` (all of them when `last` is
-    /// past its end): what a read that stops there needs, at a fraction of the cost.
-    pub fn decode_upto(bytes: &[u8], last: i64) -> Result<Self, Error> {
-        let mut r = Reader { bytes, at: 0 };
+    /// Decodes the changes of a segment with versions `after < seq <= upto`: what a read of
+    /// that range needs. The changes before the range are read (a value may refer to an
+    /// earlier one) but not kept, and those after it not read at all.
+    pub fn decode_range(bytes: Vec<u8>, after: i64, upto: i64) -> Result<Self, Error> {
+        let mut r = Reader {
+            bytes: &bytes,
+            at: 0,
+        };
         if r.take(4)? != MAGIC {
             return Err(error("not a segment of this format"));
         }
@@ -429,76 +458,122 @@ impl Segment {
         let mut news = r.stream()?;
         let mut numbers = r.stream()?;
         let mut texts = r.stream()?;
-        let wanted = match last.checked_sub(first_seq) {
-            Some(n) if n < 0 => 0,
-            Some(n) => usize::try_from(n.saturating_add(1))
-                .unwrap_or(usize::MAX)
-                .min(rows),
-            None => rows,
+        // Rows are versions first_seq, first_seq + 1, …: the indexes of the range.
+        let index = |seq: i64| -> usize {
+            match seq.checked_sub(first_seq).and_then(|n| n.checked_add(1)) {
+                Some(n) if n <= 0 => 0,
+                Some(n) => usize::try_from(n).unwrap_or(usize::MAX).min(rows),
+                None if seq > first_seq => rows,
+                None => 0,
+            }
         };
+        let (start, end) = (index(after), index(upto));
+        let start = start.min(end);
+        let kept = end - start;
+        let texts_at = texts_offset(&bytes, &texts);
         let mut seg = Segment {
-            first_seq,
-            ids: Vec::with_capacity(wanted),
-            txs: Vec::with_capacity(wanted),
-            paths: Vec::with_capacity(wanted),
-            ops: Vec::with_capacity(wanted),
-            olds: Vec::with_capacity(wanted),
-            news: Vec::with_capacity(wanted),
-            arena: String::with_capacity(texts.bytes.len() + 8 * wanted),
+            first_seq: first_seq.saturating_add(i64::try_from(start).unwrap_or(i64::MAX)),
+            ids: Vec::with_capacity(kept),
+            txs: Vec::with_capacity(kept),
+            paths: Vec::with_capacity(kept),
+            ops: Vec::with_capacity(kept),
+            olds: Vec::with_capacity(kept),
+            news: Vec::with_capacity(kept),
+            input: Vec::new(),
+            numbers: String::new(),
         };
         let mut path = 0u64;
-        let mut last_new: HashMap<u64, (Span, Option<Digits>)> = HashMap::new();
-        for _ in 0..wanted {
+        let mut last: FastMap<u64, Last> = FastMap::default();
+        for i in 0..end {
+            let keep = i >= start;
             id = id.wrapping_add(unzigzag(ids.varint()?));
             tx = tx.wrapping_add(unzigzag(txs.varint()?));
             path = path.wrapping_add(unzigzag(paths.varint()?) as u64);
             let op = Op::from_code(ops.byte()?).ok_or_else(|| error("an unknown op"))?;
-            let before = last_new.get(&path).copied();
             let old = match olds.byte()? {
                 TAG_ABSENT => None,
-                TAG_PREVIOUS => Some(
-                    before
-                        .map(|(span, _)| span)
-                        .ok_or_else(|| error("an old value refers to no earlier one"))?,
-                ),
-                TAG_TEXT => Some(seg.push(texts.text()?)?),
+                TAG_PREVIOUS => {
+                    let before = last
+                        .get_mut(&path)
+                        .ok_or_else(|| error("an old value refers to no earlier one"))?;
+                    keep.then(|| seg.text_of(before)).transpose()?
+                }
+                TAG_TEXT => Some(texts.span(texts_at)?),
                 _ => return Err(error("an unknown value tag")),
             };
             let new = match news.byte()? {
                 TAG_ABSENT => None,
                 TAG_TEXT => {
-                    let text = texts.text()?;
-                    let span = seg.push(text)?;
-                    last_new.insert(path, (span, decimal(text)));
+                    let span = texts.span(texts_at)?;
+                    let digits = decimal(input_text(&bytes, span)?);
+                    last.insert(
+                        path,
+                        match digits {
+                            Some(digits) => Last::Number {
+                                digits,
+                                written: Some(span),
+                            },
+                            None => Last::Text(span),
+                        },
+                    );
                     Some(span)
                 }
                 TAG_NUMBER => {
-                    let (m0, f) = before
-                        .and_then(|(_, d)| d)
-                        .ok_or_else(|| error("a number refers to no earlier one"))?;
+                    let Some(Last::Number {
+                        digits: (m0, f), ..
+                    }) = last.get(&path).copied()
+                    else {
+                        return Err(error("a number refers to no earlier one"));
+                    };
                     let m = m0.wrapping_add(unzigzag(numbers.varint()?));
-                    let start = seg.arena.len();
-                    write_decimal(m, f, &mut seg.arena);
-                    let span = span(start, seg.arena.len())?;
-                    last_new.insert(path, (span, Some((m, f))));
-                    Some(span)
+                    let written = keep.then(|| seg.write_number(m, f)).transpose()?;
+                    last.insert(
+                        path,
+                        Last::Number {
+                            digits: (m, f),
+                            written,
+                        },
+                    );
+                    written
                 }
                 _ => return Err(error("an unknown value tag")),
             };
-            seg.ids.push(id);
-            seg.txs.push(tx);
-            seg.paths.push(path);
-            seg.ops.push(op);
-            seg.olds.push(old);
-            seg.news.push(new);
+            if keep {
+                seg.ids.push(id);
+                seg.txs.push(tx);
+                seg.paths.push(path);
+                seg.ops.push(op);
+                seg.olds.push(old);
+                seg.news.push(new);
+            }
         }
+        seg.input = bytes;
         Ok(seg)
     }
 
-    fn push(&mut self, text: &str) -> Result<Span, Error> {
-        let start = self.arena.len();
-        self.arena.push_str(text);
-        span(start, self.arena.len())
+    /// The span of the text of `last` (writing a number's text the first time).
+    fn text_of(&mut self, last: &mut Last) -> Result<Span, Error> {
+        match last {
+            Last::Text(span) => Ok(*span),
+            Last::Number {
+                written: Some(span),
+                ..
+            } => Ok(*span),
+            Last::Number {
+                digits: (m, f),
+                written,
+            } => {
+                let span = self.write_number(*m, *f)?;
+                *written = Some(span);
+                Ok(span)
+            }
+        }
+    }
+
+    fn write_number(&mut self, m: i64, f: u8) -> Result<Span, Error> {
+        let start = self.numbers.len();
+        write_decimal(m, f, &mut self.numbers);
+        Ok(Span::Number(offset(start)?, offset(self.numbers.len())?))
     }
 
     /// How many changes were decoded.
@@ -511,36 +586,45 @@ impl Segment {
         self.ids.is_empty()
     }
 
-    /// The version of the first change.
+    /// The version of the first change decoded.
     pub fn first_seq(&self) -> i64 {
         self.first_seq
     }
 
-    /// The `i`-th change (in version order).
+    /// The `i`-th change decoded (in version order).
     pub fn row(&self, i: usize) -> Option<Row<'_>> {
         (i < self.len()).then(|| self.row_at(i))
     }
 
-    /// The changes, in version order.
+    /// The changes decoded, in version order.
     pub fn rows(&self) -> impl DoubleEndedIterator<Item = Row<'_>> + ExactSizeIterator + '_ {
         (0..self.len()).map(|i| self.row_at(i))
     }
 
     /// Row `i`, which is below [`Segment::len`].
     fn row_at(&self, i: usize) -> Row<'_> {
-        let value = |s: Option<Span>| s.map(|s| &self.arena[s.start as usize..s.end as usize]);
         Row {
             id: self.ids[i],
             seq: self.first_seq + i as i64,
             tx: self.txs[i],
             path: self.paths[i],
             op: self.ops[i],
-            old: value(self.olds[i]),
-            new: value(self.news[i]),
+            old: self.olds[i].map(|s| self.text(s)),
+            new: self.news[i].map(|s| self.text(s)),
         }
     }
 
-    /// The numbers of the paths its changes are at, sorted, each once.
+    fn text(&self, span: Span) -> &str {
+        match span {
+            // Checked to be UTF-8 when it was read.
+            Span::Input(a, b) => {
+                std::str::from_utf8(&self.input[a as usize..b as usize]).unwrap_or_default()
+            }
+            Span::Number(a, b) => &self.numbers[a as usize..b as usize],
+        }
+    }
+
+    /// The numbers of the paths of the changes decoded, sorted, each once.
     pub fn path_ids(&self) -> Vec<u64> {
         let mut ids = self.paths.clone();
         ids.sort_unstable();
@@ -549,12 +633,37 @@ impl Segment {
     }
 }
 
-fn span(start: usize, end: usize) -> Result<Span, Error> {
-    let big = || error("a segment's values are longer than 4 GiB");
-    Ok(Span {
-        start: u32::try_from(start).map_err(|_| big())?,
-        end: u32::try_from(end).map_err(|_| big())?,
-    })
+/// Where the texts stream starts in the segment's bytes.
+fn texts_offset(bytes: &[u8], texts: &Reader<'_>) -> usize {
+    (texts.bytes.as_ptr() as usize).saturating_sub(bytes.as_ptr() as usize)
+}
+
+/// The text at `span` of the segment's bytes.
+fn input_text(bytes: &[u8], span: Span) -> Result<&str, Error> {
+    match span {
+        Span::Input(a, b) => std::str::from_utf8(&bytes[a as usize..b as usize])
+            .map_err(|_| error("a value is not UTF-8")),
+        Span::Number(..) => Err(error("a number where a text was expected")),
+    }
+}
+
+fn offset(n: usize) -> Result<u32, Error> {
+    u32::try_from(n).map_err(|_| error("a segment's values are longer than 4 GiB"))
+}
+
+impl Reader<'_> {
+    /// The next text of the texts stream, as a span of the whole segment (`base`: where the
+    /// stream starts in it), checked to be UTF-8.
+    fn span(&mut self, base: usize) -> Result<Span, Error> {
+        let n = usize::try_from(self.varint()?).map_err(|_| error("a text is too long"))?;
+        let start = self.at;
+        let text = self.take(n)?;
+        std::str::from_utf8(text).map_err(|_| error("a value is not UTF-8"))?;
+        Ok(Span::Input(
+            offset(base + start)?,
+            offset(base + start + n)?,
+        ))
+    }
 }
 
 #[cfg(test)]
@@ -610,7 +719,7 @@ mod tests {
             change(17, 2, Some("-9223372036854775808"), Some("0")),
         ];
         let bytes = encode(&changes).unwrap();
-        let seg = Segment::decode(&bytes).unwrap();
+        let seg = Segment::decode(bytes.clone()).unwrap();
         let back: Vec<Change<'_>> = seg
             .rows()
             .map(|r| Change {
@@ -625,11 +734,23 @@ mod tests {
             .collect();
         assert_eq!(back, changes);
         assert_eq!(seg.path_ids(), vec![2, 3, 7, 9]);
-        // A prefix: only the versions asked for.
-        let head = Segment::decode_upto(&bytes, 8).unwrap();
+        // A range: only the versions asked for, whatever they refer to before it.
+        let head = Segment::decode_range(bytes.clone(), i64::MIN, 8).unwrap();
         assert_eq!(head.len(), 4);
         assert_eq!(head.row(3).and_then(|r| r.new), Some("0.5"));
-        assert!(Segment::decode_upto(&bytes, 4).unwrap().is_empty());
+        assert!(
+            Segment::decode_range(bytes.clone(), 0, 4)
+                .unwrap()
+                .is_empty()
+        );
+        for (after, upto) in [(5, 9), (7, 8), (10, 17), (12, 13), (16, 99), (-3, 5)] {
+            let range = Segment::decode_range(bytes.clone(), after, upto).unwrap();
+            let want: Vec<Row<'_>> = seg
+                .rows()
+                .filter(|r| r.seq > after && r.seq <= upto)
+                .collect();
+            assert_eq!(range.rows().collect::<Vec<_>>(), want, "{after}..={upto}");
+        }
     }
 
     #[test]
@@ -661,12 +782,12 @@ mod tests {
         ];
         let bytes = encode(&changes).unwrap();
         for cut in 0..bytes.len() {
-            let _ = Segment::decode(&bytes[..cut]);
+            let _ = Segment::decode(bytes[..cut].to_vec());
         }
         let mut flipped = bytes.clone();
         for i in 0..flipped.len() {
             flipped[i] ^= 0xff;
-            let _ = Segment::decode(&flipped);
+            let _ = Segment::decode(flipped.clone());
             flipped[i] ^= 0xff;
         }
         assert!(encode(&[]).is_err());

@@ -1,5 +1,10 @@
 //! Reading objects: zstd-compressed files named by the blake3 hash of their uncompressed
 //! bytes, at `objects/ab/cdef…` (the store writes them; see hist's `store::objects`).
+//!
+//! An object is one zstd frame, or a delta: [`DELTA_MAGIC`], the 32-byte id of its base
+//! object, then a zstd frame compressed with the base's bytes as its dictionary (a
+//! checkpoint compressed against an earlier one of the same document). A base is never a
+//! delta itself.
 
 use std::io;
 use std::path::{Path, PathBuf};
@@ -22,10 +27,39 @@ pub fn path_of(dir: &Path, hex: &str) -> PathBuf {
     dir.join(shard).join(rest)
 }
 
+/// The first bytes of a delta object.
+pub const DELTA_MAGIC: &[u8; 4] = b"HDL1";
+
 /// The uncompressed bytes of the object named `hex` under `dir` (not checked against the
 /// name).
 pub fn read(dir: &Path, hex: &str) -> io::Result<Vec<u8>> {
-    decompress(&std::fs::read(path_of(dir, hex))?)
+    let file = std::fs::read(path_of(dir, hex))?;
+    match delta_base(&file) {
+        None => decompress(&file),
+        Some((base, frame)) => {
+            let base = decompress(&std::fs::read(path_of(dir, &base))?)?;
+            decompress_with(frame, &base)
+        }
+    }
+}
+
+/// The base (hex) and the frame of a delta object's file; `None` for a plain object.
+pub fn delta_base(file: &[u8]) -> Option<(String, &[u8])> {
+    let rest = file.strip_prefix(DELTA_MAGIC)?;
+    let (id, frame) = (rest.get(..32)?, rest.get(32..)?);
+    let hex = id.iter().map(|b| format!("{b:02x}")).collect();
+    Some((hex, frame))
+}
+
+/// Decompresses a frame compressed with `dictionary` (raw content).
+pub fn decompress_with(frame: &[u8], dictionary: &[u8]) -> io::Result<Vec<u8>> {
+    let size = zstd::zstd_safe::get_frame_content_size(frame)
+        .ok()
+        .flatten()
+        .filter(|&n| n <= ONE_CALL)
+        .ok_or_else(|| io::Error::other("a delta object does not state its size"))?;
+    let mut d = zstd::bulk::Decompressor::with_dictionary(dictionary)?;
+    d.decompress(frame, usize::try_from(size).unwrap_or(usize::MAX))
 }
 
 /// Decompresses an object file's bytes.

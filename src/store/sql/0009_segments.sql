@@ -20,8 +20,9 @@ INSERT INTO path (path) SELECT path FROM change_log GROUP BY path ORDER BY min(i
 
 DROP VIEW changes;
 
+-- AUTOINCREMENT: a sealed change leaves the table, and its id must never be given again.
 CREATE TABLE change_log_9 (
-    id      INTEGER PRIMARY KEY,
+    id      INTEGER PRIMARY KEY AUTOINCREMENT,
     tx      INTEGER NOT NULL REFERENCES tx(id),
     key_id  INTEGER NOT NULL REFERENCES change_key(id),
     seq     INTEGER NOT NULL,       -- 1, 2, 3… per key: the document's version after this change
@@ -55,6 +56,9 @@ CREATE TABLE segment (
     PRIMARY KEY (key_id, first_seq)
 ) STRICT, WITHOUT ROWID;
 CREATE INDEX segment_tx ON segment(last_tx);
+
+-- A checkpoint may be compressed against an earlier one of the same document, its base.
+ALTER TABLE checkpoint ADD COLUMN base_object TEXT;
 
 -- `doc` gets `sealed_seq`, before the text (see 0008_doc_rowid.sql).
 DROP VIEW current;
