@@ -55,6 +55,17 @@ fn every_command_reads_relative_times() {
     assert!(log.starts_with("2 2025-12-25"), "{log}");
     let diff = env.run(&["diff", "c/1", "@5 days ago"]).ok().to_owned();
     assert_eq!(diff, "~ /plan: \"pro\" -> \"team\"\n");
+    // --exit-code / --quiet: 1 with differences, 0 without, 2 on an error.
+    let quiet = env.run(&["diff", "c/1", "@5 days ago", "--quiet"]);
+    assert_eq!((quiet.code, quiet.stdout.as_str()), (1, ""), "{quiet:?}");
+    let none = env.run(&["diff", "c/1", "@yesterday", "--exit-code"]);
+    assert_eq!(none.code, 0, "{none:?}");
+    // A failure that exits 1 without the flag (no repository there) exits 2 with it.
+    let elsewhere = tempfile::tempdir().unwrap();
+    let dir = elsewhere.path().to_str().unwrap();
+    env.run(&["-C", dir, "diff", "c/1", "@yesterday"]).fails(1);
+    env.run(&["-C", dir, "diff", "c/1", "@yesterday", "--exit-code"])
+        .fails(2);
     let blame = env
         .run(&["blame", "c/1", "@2 weeks ago", "--path", "/plan"])
         .ok()
