@@ -103,6 +103,9 @@ pub enum RecordError {
     /// No `"doc"` member.
     #[error("no \"doc\"")]
     NoDoc,
+    /// The line is not UTF-8 text.
+    #[error("the line is not UTF-8 text")]
+    NotUtf8,
     /// An `"at"` that is not a time (its JSON text).
     #[error("\"at\" is not a time: {0}")]
     At(String),
@@ -129,17 +132,6 @@ pub enum ImportError {
         /// What was recorded before it.
         recorded: ImportSummary,
     },
-    /// The input could not be read at a line (not UTF-8, or the read failed). Every snapshot
-    /// before it is recorded.
-    #[error("cannot read line {line}: {error}")]
-    Read {
-        /// The line (from 1).
-        line: usize,
-        /// Why.
-        error: std::io::Error,
-        /// What was recorded before it.
-        recorded: ImportSummary,
-    },
     /// The store failed to begin or commit a batch: the snapshots of that batch are not
     /// recorded, those of the batches committed before are.
     #[error("{error}")]
@@ -149,6 +141,16 @@ pub enum ImportError {
         /// What is recorded (the batches committed before).
         recorded: ImportSummary,
     },
+    /// The input could not be read at `line` (every snapshot before it is recorded).
+    #[error("line {line}: {error}")]
+    Read {
+        /// The line being read (from 1).
+        line: usize,
+        /// What failed.
+        error: std::io::Error,
+        /// What was recorded before it.
+        recorded: ImportSummary,
+    },
 }
 
 impl ImportError {
@@ -156,8 +158,8 @@ impl ImportError {
     pub fn recorded(&self) -> ImportSummary {
         match self {
             Self::Record { recorded, .. }
-            | Self::Read { recorded, .. }
-            | Self::Store { recorded, .. } => *recorded,
+            | Self::Store { recorded, .. }
+            | Self::Read { recorded, .. } => *recorded,
         }
     }
 }
@@ -215,9 +217,9 @@ impl Repo {
     /// warning. A batch begun by the caller ([`Repo::begin_batch`]) is committed with the
     /// first one.
     ///
-    /// A bad record stops the import with [`ImportError::Record`] (its line), and input
-    /// that cannot be read (not UTF-8, a failing disk) with [`ImportError::Read`]; the
-    /// snapshots before it are committed and stay recorded.
+    /// A bad record (a line that is not UTF-8 among them) stops the import with
+    /// [`ImportError::Record`] (its line), and a failure to read with [`ImportError::Read`];
+    /// the snapshots before it are committed and stay recorded.
     pub fn import_ndjson(
         &mut self,
         mut input: impl std::io::BufRead,
@@ -231,12 +233,12 @@ impl Repo {
         let mut recorded = ImportSummary::default();
         let store = |error, recorded| ImportError::Store { error, recorded };
         self.begin_batch().map_err(|e| store(e, committed))?;
-        let mut buf = String::new();
+        let mut buf = Vec::new();
         let mut lineno = 0;
         loop {
-            buf.clear();
             lineno += 1;
-            match input.read_line(&mut buf) {
+            buf.clear();
+            match input.read_until(b'\n', &mut buf) {
                 Ok(0) => break,
                 Ok(_) => {}
                 Err(error) => {
@@ -248,16 +250,23 @@ impl Repo {
                     });
                 }
             }
-            let line = buf.trim_end_matches(['\n', '\r']);
-            if line.trim().is_empty() {
-                continue;
-            }
-            let (key, outcome) = match self.import_record(line, now, |message| {
-                progress(ImportEvent::Warning {
-                    line: lineno,
-                    message,
-                });
-            }) {
+            let imported = match std::str::from_utf8(&buf) {
+                Ok(line) => {
+                    let line = line.strip_suffix('\n').unwrap_or(line);
+                    let line = line.strip_suffix('\r').unwrap_or(line);
+                    if line.trim().is_empty() {
+                        continue;
+                    }
+                    self.import_record(line, now, |message| {
+                        progress(ImportEvent::Warning {
+                            line: lineno,
+                            message,
+                        });
+                    })
+                }
+                Err(_) => Err(RecordError::NotUtf8),
+            };
+            let (key, outcome) = match imported {
                 Ok(done) => done,
                 Err(problem) => {
                     // Whatever was recorded before a bad record stays recorded.

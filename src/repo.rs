@@ -54,7 +54,7 @@ impl Loaded {
     fn refresh(&mut self, store: &Store, keys: &crate::shred::Keys) -> Result<()> {
         if store.data_version()? != self.version {
             *self = Self::read(store)?;
-            crate::shred::on_open(keys, store, false)?;
+            crate::shred::on_open(keys, store, None)?;
         }
         Ok(())
     }
@@ -111,14 +111,27 @@ impl TxOptions {
 }
 
 impl Repo {
-    /// Creates `.hist/` in `root`.
+    /// Creates `.hist/` in `root` (the key of `keys.db` stored inside it: see
+    /// [`Repo::init_with`]).
     pub fn init(root: &Path) -> Result<Self> {
+        Self::init_with(root, &crate::shred::KeyProtection::Repository)
+    }
+
+    /// Creates `.hist/` in `root`, its `keys.db` protected as `keys` says: with an age
+    /// identity kept outside the repository or a passphrase, a copy of `.hist/` reveals no
+    /// personal value.
+    pub fn init_with(root: &Path, keys: &crate::shred::KeyProtection) -> Result<Self> {
         let dir = root.join(HIST_DIR);
         if dir.exists() {
             return Err(Error::AlreadyInitialized(dir));
         }
         std::fs::create_dir_all(dir.join("objects")).map_err(Error::io(&dir))?;
-        Self::open_at(root, true)
+        let repo = Self::open_at(root, Some(keys));
+        if repo.is_err() {
+            // Nothing was recorded: leave no half-made repository behind.
+            let _ = std::fs::remove_dir_all(&dir);
+        }
+        repo
     }
 
     /// Opens the repository whose `.hist/` is in `root`.
@@ -126,7 +139,7 @@ impl Repo {
         if !root.join(HIST_DIR).join("hist.db").is_file() {
             return Err(Error::NotARepository(root.to_path_buf()));
         }
-        Self::open_at(root, false)
+        Self::open_at(root, None)
     }
 
     /// Finds the nearest `.hist` in `start` or above, as git does.
@@ -136,14 +149,14 @@ impl Repo {
             .ancestors()
             .find(|d| d.join(HIST_DIR).join("hist.db").is_file());
         match found {
-            Some(root) => Self::open_at(root, false),
+            Some(root) => Self::open_at(root, None),
             None => Err(Error::NotARepository(start)),
         }
     }
 
-    fn open_at(root: &Path, create: bool) -> Result<Self> {
+    fn open_at(root: &Path, create: Option<&crate::shred::KeyProtection>) -> Result<Self> {
         let dir = root.join(HIST_DIR);
-        let store = Store::open(&dir, create)?;
+        let store = Store::open(&dir, create.is_some())?;
         let repo = Self {
             root: root.to_path_buf(),
             loaded: RefCell::new(Loaded::read(&store)?),

@@ -79,9 +79,10 @@ func Open(dir string) (*Repo, error) {
 // Options are the options of OpenWith.
 type Options struct {
 	// Identity is a file holding the age identity that unlocks keys.db, when it is kept
-	// outside the repository (not supported by this build yet: an error).
+	// outside the repository (hist init --identity). Without it (or Passphrase) every
+	// read and write works but those of personal values.
 	Identity string `json:"identity,omitempty"`
-	// Passphrase unlocks keys.db (not supported by this build yet: an error).
+	// Passphrase unlocks keys.db when it is protected by one (hist init --passphrase).
 	Passphrase string `json:"passphrase,omitempty"`
 }
 

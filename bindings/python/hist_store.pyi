@@ -44,8 +44,13 @@ class Repo:
     released while hist works. Use it as a context manager to close it."""
 
     @staticmethod
-    def open(dir: StrPath, identity: Optional[StrPath] = None) -> "Repo":
-        """Opens the repository whose .hist is in dir or the nearest directory above it."""
+    def open(
+        dir: StrPath, identity: Optional[StrPath] = None, passphrase: Optional[str] = None
+    ) -> "Repo":
+        """Opens the repository whose .hist is in dir or the nearest directory above it.
+
+        identity (an age identity file) or passphrase unlocks the personal values when
+        keys.db's key is kept outside the repository; without it everything else works."""
     @staticmethod
     def init(dir: StrPath) -> "Repo":
         """Creates a repository (.hist) in dir and opens it."""

@@ -1,5 +1,5 @@
 use super::ui::{palette, show_path};
-use super::{CliError, Env, OutputOpts, Ui, parse_when};
+use super::{CliError, Env, OutputOpts, Ui};
 use clap::Args;
 use hist::DocPath;
 
@@ -32,14 +32,14 @@ pub struct BlameArgs {
     #[arg(value_name = "@WHEN")]
     pub when: Option<String>,
     /// Only the fields at or below this path.
-    #[arg(long, short = 'p', value_name = "PATH", allow_hyphen_values = true)]
+    #[arg(long, value_name = "PATH", allow_hyphen_values = true)]
     pub path: Option<String>,
     #[command(flatten)]
     pub output: OutputOpts,
 }
 
 pub fn cmd_blame(ui: &mut Ui, env: &Env, args: &BlameArgs) -> Result<(), CliError> {
-    let when = args.when.as_deref().map(parse_when).transpose()?;
+    let when = args.when.as_deref().map(|w| env.when(w)).transpose()?;
     let path = args.path.as_deref().map(DocPath::parse).transpose()?;
     let repo = env.repo()?;
     let blame = repo.blame(&args.key, when, path.as_ref())?;
@@ -49,10 +49,8 @@ pub fn cmd_blame(ui: &mut Ui, env: &Env, args: &BlameArgs) -> Result<(), CliErro
             key: args.key.clone(),
             when,
         };
-        return Err(CliError::from(absent).hint(
-            "`hist sql \"SELECT key FROM current\"` lists the documents; \
-                 `hist log KEY` shows when one existed",
-        ));
+        return Err(CliError::from(absent)
+            .hint("`hist ls` lists the documents; `hist log KEY` shows when one existed"));
     }
     if blame.value.is_none() {
         return Err(CliError::user(format!(

@@ -1,4 +1,4 @@
-use super::{CliError, Env, Ui, parse_when};
+use super::{CliError, Env, Ui};
 use clap::Args;
 use hist::ExportFilter;
 use hist::canon::Value;
@@ -32,7 +32,7 @@ pub fn cmd_export(ui: &mut Ui, env: &Env, args: &ExportArgs) -> Result<(), CliEr
     }
     let filter = ExportFilter {
         keys: args.keys.clone(),
-        since: args.since.as_deref().map(parse_when).transpose()?,
+        since: args.since.as_deref().map(|w| env.when(w)).transpose()?,
     };
     let repo = env.repo()?;
     repo.export(&filter, |c| {

@@ -1,9 +1,11 @@
 //! Output: data to stdout (buffered; a closed pipe ends quietly), chatter to stderr.
 //!
 //! Like git, long output goes through a pager when stdout is a terminal
-//! ([`Ui::page`]: `$HIST_PAGER`, then `$PAGER`, then `less -FRX`; `--no-pager` turns it
-//! off), and colors are used only on a terminal, never when `NO_COLOR` is set or with
-//! `--color never` ([`Ui::paint`]).
+//! ([`Ui::page`]: `$HIST_PAGER`, then `$PAGER`, then `less -FRX`; `--no-pager`, or an
+//! empty `HIST_PAGER` as an empty `GIT_PAGER` does for git, turns it off), and colors are
+//! used only on a terminal, never when `NO_COLOR` is set (unless `--color always` asks
+//! for them: an explicit flag wins, as no-color.org says) or with `--color never`
+//! ([`Ui::paint`]).
 
 use super::CliError;
 use anstyle::{AnsiColor, Style};
@@ -13,9 +15,9 @@ use hist::time::Timestamp;
 use std::io::{self, BufWriter, IsTerminal, Write};
 use std::process::{Child, ChildStdin, Command, Stdio};
 
-/// When to use colors (`--color`): `auto` on a terminal only (CLICOLOR=0 turns them off,
-/// CLICOLOR_FORCE on), `always` even when the output is not a terminal, `never`. A
-/// non-empty NO_COLOR turns them off whatever is asked.
+/// When to use colors (`--color`): `auto` on a terminal only (a non-empty NO_COLOR or
+/// CLICOLOR=0 turns them off, CLICOLOR_FORCE on), `always` even when the output is not a
+/// terminal and whatever NO_COLOR says (an explicit flag wins), `never`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
 #[allow(missing_docs)]
 pub enum ColorChoice {
@@ -81,15 +83,26 @@ fn env_var(name: &str) -> Option<String> {
     std::env::var(name).ok().filter(|v| !v.is_empty())
 }
 
+/// The pager to run: `$HIST_PAGER`, then `$PAGER`, then `less -FRX`. A variable that is set
+/// but empty (or `cat`) means no pager, as `GIT_PAGER=""` does for git.
+fn pager_command() -> Option<String> {
+    let command = ["HIST_PAGER", "PAGER"]
+        .iter()
+        .find_map(|name| std::env::var(name).ok())
+        .unwrap_or_else(|| "less -FRX".to_owned());
+    let trimmed = command.trim();
+    (!trimmed.is_empty() && trimmed != "cat").then_some(command)
+}
+
 /// True when colors should be used on stdout (`stdout_tty`: stdout is a terminal).
 pub fn colors_wanted(choice: ColorChoice, stdout_tty: bool) -> bool {
-    if env_var("NO_COLOR").is_some() {
-        return false;
-    }
     match choice {
         ColorChoice::Never => false,
         ColorChoice::Always => true,
         ColorChoice::Auto => {
+            if env_var("NO_COLOR").is_some() {
+                return false;
+            }
             if env_var("CLICOLOR_FORCE").is_some_and(|v| v != "0") {
                 return true;
             }
@@ -139,12 +152,9 @@ impl Ui {
         if !self.may_page || self.pager.is_some() {
             return;
         }
-        let command = env_var("HIST_PAGER")
-            .or_else(|| env_var("PAGER"))
-            .unwrap_or_else(|| "less -FRX".to_owned());
-        if command.trim() == "cat" {
+        let Some(command) = pager_command() else {
             return;
-        }
+        };
         let mut cmd = Command::new("sh");
         cmd.arg("-c").arg(&command).stdin(Stdio::piped());
         if std::env::var_os("LESS").is_none() {

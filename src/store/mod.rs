@@ -23,6 +23,7 @@ mod docs;
 mod files;
 pub(crate) mod head;
 mod integrity;
+mod listing;
 pub(crate) mod objects;
 pub(crate) mod query;
 mod records;

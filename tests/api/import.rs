@@ -199,9 +199,12 @@ fn input_that_is_not_utf8_stops_the_import_at_its_line() {
         .import_ndjson(&input[..], Timestamp(T0), &ImportOptions::default(), |_| {})
         .unwrap_err();
     match &err {
-        ImportError::Read { line, error, .. } => {
+        ImportError::Record { line, problem, .. } => {
             assert_eq!(*line, 2);
-            assert_eq!(error.kind(), std::io::ErrorKind::InvalidData);
+            assert!(
+                matches!(problem, hist::import::RecordError::NotUtf8),
+                "{problem:?}"
+            );
         }
         e => panic!("{e:?}"),
     }

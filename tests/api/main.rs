@@ -20,6 +20,7 @@ mod gc;
 mod import;
 mod layers;
 mod long_lived;
+mod ls;
 mod patch_conformance;
 mod path;
 mod rename;

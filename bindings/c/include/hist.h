@@ -30,9 +30,11 @@ extern "C" {
 // `char *`.
 struct hist_repo *hist_open(const char *dir, char **err);
 
-// [`hist_open`] with options, a JSON object: `{}` (or NULL) for none. The options that
-// keep `keys.db`'s key outside the repository (`identity`, `passphrase`) are refused until
-// the library supports them.
+// [`hist_open`] with options, a JSON object: `{}` (or NULL) for none. When `keys.db`'s key
+// is kept outside the repository (`hist init --identity` or `--passphrase`, `hist keys`),
+// `{"identity": "/path/to/age-identity"}` or `{"passphrase": "…"}` unlocks the personal
+// values; without it, everything else still works and reading or writing a personal value
+// fails.
 //
 // # Safety
 // As [`hist_open`]; `options` is NULL or a NUL-terminated string.

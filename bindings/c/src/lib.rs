@@ -21,11 +21,12 @@
 
 use hist::canon;
 use hist::model::Actor;
+use hist::shred::{KeyAccess, SecretString};
 use hist::time::{Timestamp, When};
 use hist::{DocPath, Repo, TxOptions, Txn};
 use std::ffi::{CStr, CString, c_char, c_int};
 use std::panic::{AssertUnwindSafe, catch_unwind};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::ptr;
 use std::sync::Mutex;
 
@@ -193,9 +194,11 @@ pub unsafe extern "C" fn hist_open(dir: *const c_char, err: *mut *mut c_char) ->
     })
 }
 
-/// [`hist_open`] with options, a JSON object: `{}` (or NULL) for none. The options that
-/// keep `keys.db`'s key outside the repository (`identity`, `passphrase`) are refused until
-/// the library supports them.
+/// [`hist_open`] with options, a JSON object: `{}` (or NULL) for none. When `keys.db`'s key
+/// is kept outside the repository (`hist init --identity` or `--passphrase`, `hist keys`),
+/// `{"identity": "/path/to/age-identity"}` or `{"passphrase": "…"}` unlocks the personal
+/// values; without it, everything else still works and reading or writing a personal value
+/// fails.
 ///
 /// # Safety
 /// As [`hist_open`]; `options` is NULL or a NUL-terminated string.
@@ -207,15 +210,18 @@ pub unsafe extern "C" fn hist_open_with(
 ) -> *mut hist_repo {
     open_handle(err, || {
         let dir = text(dir, "dir")?;
-        if let Some(options) = optional(options, "options")? {
-            check_options(options)?;
-        }
-        Ok(Repo::discover(Path::new(dir))?)
+        let access = match optional(options, "options")? {
+            Some(options) => key_access(options)?,
+            None => KeyAccess::default(),
+        };
+        let mut repo = Repo::discover(Path::new(dir))?;
+        repo.set_key_access(access);
+        Ok(repo)
     })
 }
 
-/// Checks the options of [`hist_open_with`].
-fn check_options(options: &str) -> Answer<()> {
+/// The options of [`hist_open_with`]: what unlocks `keys.db`.
+fn key_access(options: &str) -> Answer<KeyAccess> {
     let value = canon::parse_str(options)
         .map_err(|e| Failure::usage(format!("the options are not valid JSON: {e}")))?;
     let Some(members) = value.as_object() else {
@@ -223,19 +229,34 @@ fn check_options(options: &str) -> Answer<()> {
             "the options are a JSON object, such as {} or {\"identity\": \"/path/to/key\"}",
         ));
     };
-    match members.keys().next() {
-        None => Ok(()),
-        Some(name) if name == "identity" || name == "passphrase" => Err(Failure {
-            code: 1,
-            message: format!(
-                "option {name:?} is not supported by this build of hist yet: keys.db is \
-                 unlocked by the key kept inside the repository; open without it"
-            ),
-        }),
-        Some(name) => Err(Failure::usage(format!(
-            "unknown option {name:?}; the options are \"identity\" and \"passphrase\""
-        ))),
+    let mut access = KeyAccess::default();
+    for (name, value) in members {
+        let Some(text) = value.as_str() else {
+            return Err(Failure::usage(format!("option {name:?} is a string")));
+        };
+        match name.as_str() {
+            "identity" => {
+                let file = PathBuf::from(text);
+                if !file.is_file() {
+                    return Err(Failure {
+                        code: 1,
+                        message: format!(
+                            "the identity file {text} does not exist; give the file that \
+                             `hist init --identity` or `hist keys` wrote"
+                        ),
+                    });
+                }
+                access.identity = Some(file);
+            }
+            "passphrase" => access.passphrase = Some(SecretString::from(text.to_owned())),
+            _ => {
+                return Err(Failure::usage(format!(
+                    "unknown option {name:?}; the options are \"identity\" and \"passphrase\""
+                )));
+            }
+        }
     }
+    Ok(access)
 }
 
 /// Creates `.hist/` in `dir` (created when missing) and opens it. Returns NULL on failure
@@ -521,6 +542,87 @@ mod tests {
             "{message}"
         );
         free(err);
+    }
+
+    /// Reads `key` through a handle opened with `options`: the document, or the code and
+    /// message of the failure.
+    fn show_through(dir: &Path, options: &str, key: &str) -> Result<String, (c_int, String)> {
+        let taken = |s: *mut c_char| {
+            // SAFETY: `s` is NULL or a string from `c_string`, freed once here.
+            let text =
+                (!s.is_null()).then(|| unsafe { CStr::from_ptr(s) }.to_string_lossy().into_owned());
+            free(s);
+            text.unwrap_or_default()
+        };
+        let dir = CString::new(dir.to_str().unwrap()).unwrap();
+        let options = CString::new(options).unwrap();
+        let key = CString::new(key).unwrap();
+        let (mut out, mut err) = (ptr::null_mut(), ptr::null_mut());
+        // SAFETY: valid NUL-terminated strings; the handle is closed once below.
+        let repo = unsafe { hist_open_with(dir.as_ptr(), options.as_ptr(), &mut err) };
+        if repo.is_null() {
+            return Err((1, taken(err)));
+        }
+        // SAFETY: `repo` is a live handle; NULL `when` means now.
+        let code = unsafe { hist_show(repo, key.as_ptr(), ptr::null(), &mut out, &mut err) };
+        // SAFETY: closed once, not used again.
+        unsafe { hist_close(repo) };
+        if code == 0 {
+            Ok(taken(out))
+        } else {
+            Err((code, taken(err)))
+        }
+    }
+
+    /// With `keys.db`'s key outside the repository, a handle opened without the identity
+    /// reads everything but personal values; with `{"identity": …}` it reads those too.
+    #[test]
+    fn the_identity_option_unlocks_personal_values() {
+        use hist::canon::Value;
+        use hist::path::PathPattern;
+        use hist::rules::RuleKind;
+        use hist::shred::KeyProtection;
+        let dir = tempfile::tempdir().unwrap();
+        let outside = tempfile::tempdir().unwrap();
+        let identity = outside.path().join("id.txt");
+        let mut repo =
+            Repo::init_with(dir.path(), &KeyProtection::IdentityFile(identity.clone())).unwrap();
+        repo.set_key_access(KeyAccess {
+            identity: Some(identity.clone()),
+            passphrase: None,
+        });
+        let opts = |kind| {
+            TxOptions::new(
+                Actor::parse("user:ops").unwrap(),
+                kind,
+                Timestamp(1_000_000),
+            )
+        };
+        let mut txn = repo.begin(opts("rules")).unwrap();
+        let personal = RuleKind::Personal { subject_from: None };
+        txn.add_rule(&PathPattern::parse("/email").unwrap(), None, &personal)
+            .unwrap();
+        txn.commit().unwrap();
+        let mut txn = repo.begin(opts("write")).unwrap();
+        let doc = canon::parse_str(r#"{"email":"ann@example.com","plan":"pro"}"#).unwrap();
+        txn.put("customer/1", doc).unwrap();
+        txn.put("plain", Value::from(7)).unwrap();
+        txn.commit().unwrap();
+        drop(repo);
+
+        assert_eq!(show_through(dir.path(), "{}", "plain").unwrap(), "7");
+        let (code, message) = show_through(dir.path(), "{}", "customer/1").unwrap_err();
+        assert_eq!(code, 1, "{message}");
+        assert!(message.contains("identity"), "{message}");
+        let with = format!(r#"{{"identity": {:?}}}"#, identity.to_str().unwrap());
+        let doc = show_through(dir.path(), &with, "customer/1").unwrap();
+        assert!(doc.contains("ann@example.com"), "{doc}");
+        let missing = r#"{"identity": "/no/such/identity"}"#;
+        let (code, message) = show_through(dir.path(), missing, "plain").unwrap_err();
+        assert_eq!(code, 1);
+        assert!(message.contains("does not exist"), "{message}");
+        let wrong = r#"{"passphrase": 7}"#;
+        assert!(show_through(dir.path(), wrong, "plain").is_err());
     }
 
     #[test]

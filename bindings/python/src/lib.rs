@@ -131,20 +131,33 @@ struct Repo {
 #[pymethods]
 impl Repo {
     /// Opens the repository whose `.hist` is in `dir` or the nearest directory above it.
+    /// `identity` (an age identity file) or `passphrase` unlocks the personal values when
+    /// `keys.db`'s key is kept outside the repository.
     #[staticmethod]
-    #[pyo3(signature = (dir, identity = None))]
-    fn open(py: Python<'_>, dir: PathBuf, identity: Option<PathBuf>) -> PyResult<Self> {
-        if identity.is_some() {
-            let err = Error::new_err(
-                "identity= is not supported by this build of hist yet: keys.db is unlocked by \
-                 the key kept inside the repository; open without it",
-            );
+    #[pyo3(signature = (dir, identity = None, passphrase = None))]
+    fn open(
+        py: Python<'_>,
+        dir: PathBuf,
+        identity: Option<PathBuf>,
+        passphrase: Option<String>,
+    ) -> PyResult<Self> {
+        if let Some(file) = identity.as_ref().filter(|f| !f.is_file()) {
+            let err = Error::new_err(format!(
+                "the identity file {} does not exist; give the file that `hist init \
+                 --identity` or `hist keys` wrote",
+                file.display()
+            ));
             let _ = err.value(py).setattr("code", 1);
             return Err(err);
         }
-        let repo = py
+        let access = hist::shred::KeyAccess {
+            identity,
+            passphrase: passphrase.map(hist::shred::SecretString::from),
+        };
+        let mut repo = py
             .allow_threads(|| hist::Repo::discover(&dir))
             .map_err(|e| Failure::from(e).into_err())?;
+        repo.set_key_access(access);
         Ok(Self::new(repo))
     }
 

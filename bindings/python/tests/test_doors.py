@@ -3,6 +3,8 @@ door program, bindings/go/cmd/hist-door), on one repository."""
 
 import json
 
+import pytest
+
 import hist_store
 from conftest import run
 
@@ -68,3 +70,24 @@ def test_one_history_three_doors(tmp_path, hist_bin, go_door):
         # Blame agrees.
         assert repo.blame("customer/1") == ndjson(run(hist_bin, "-C", d, "blame", "customer/1", "--json"))
     run(hist_bin, "-C", d, "fsck")
+
+
+def test_an_identity_outside_the_repository_unlocks_personal_values(tmp_path, hist_bin):
+    """`hist init --identity FILE` keeps keys.db's key outside: a Repo opened without it
+    reads everything but personal values; identity= opens those too."""
+    d = str(tmp_path / "repo")
+    identity = tmp_path / "outside" / "id.txt"
+    identity.parent.mkdir()
+    run(hist_bin, "init", d, "--identity", str(identity))
+    run(hist_bin, "-C", d, "rules", "personal", "/email", "--actor", "user:dpo")
+    run(hist_bin, "-C", d, "--identity", str(identity), "set", "customer/1", "/email", '"ann@example.com"', "--actor", "user:ops")
+    run(hist_bin, "-C", d, "set", "plain", "/n", "7", "--actor", "user:ops")
+    with hist_store.Repo.open(d) as locked:
+        assert locked.show("plain") == {"n": 7}
+        with pytest.raises(hist_store.Error) as e:
+            locked.show("customer/1")
+        assert e.value.code == 1
+    with hist_store.Repo.open(d, identity=identity) as unlocked:
+        assert unlocked.show("customer/1") == {"email": "ann@example.com"}
+    with pytest.raises(hist_store.Error):
+        hist_store.Repo.open(d, identity=tmp_path / "nowhere")
