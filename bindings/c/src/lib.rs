@@ -18,6 +18,7 @@
 #![allow(unsafe_code)] // this crate is the FFI boundary: every `unsafe` has its SAFETY note
 #![allow(non_camel_case_types)] // C names: `hist_repo`
 #![allow(clippy::too_many_arguments)] // the C signatures are DESIGN §7's
+#![cfg_attr(test, allow(clippy::unwrap_used))]
 
 use hist::canon;
 use hist::model::Actor;
