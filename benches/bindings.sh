@@ -24,7 +24,7 @@ import json, sys
 for line in sys.stdin:
     m = json.loads(line)
     if m.get("reason") == "compiler-artifact" and m["target"]["name"] == "histc":
-        print(*[f for f in m["filenames"] if f.endswith(".a")])')
+        print(*[f for f in m["filenames"] if f.endswith(".a")], sep="\n", end="")')
 cargo bench --quiet --bench bindings --no-run 2>/dev/null
 venv="$target/bench-venv"
 [ -x "$venv/bin/python" ] || python3 -m venv "$venv"
