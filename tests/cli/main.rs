@@ -26,6 +26,7 @@ mod test_readme;
 mod test_sql_extension;
 mod test_sql_lockdown;
 mod test_tamper;
+mod test_timeline;
 mod test_ui;
 mod test_upgrade;
 
