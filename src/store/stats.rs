@@ -65,13 +65,7 @@ impl Store {
         let text = path.to_string();
         let mut ids = self.path_ids_below(&text)?;
         ids.extend(self.path_id(&text)?);
-        let mut ids: Vec<u64> = ids
-            .into_iter()
-            .filter_map(|i| u64::try_from(i).ok())
-            .collect();
-        ids.sort_unstable();
-        ids.dedup();
-        Ok(Some(ids))
+        Ok(Some(super::segments::sorted_ids(ids)))
     }
 
     /// How many changes of key `key_id` with `after < seq <= upto` each path had and each
