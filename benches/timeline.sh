@@ -27,8 +27,8 @@ done
 DATA=$(realpath "$DATA")
 W=$(realpath -m "${1:-target/bench-timeline}")
 mkdir -p "$W"
-cargo build --release --quiet --bin hist
-H=$PWD/target/release/hist
+. fixtures/hist-bin.sh
+H=$(hist_bin --release)
 KEY=cdc/states
 now() { date +%s%N; }
 ms() { python3 -c "print(f'{$1 / 1e6:.0f}')"; }

@@ -103,6 +103,9 @@ pub enum RecordError {
     /// No `"doc"` member.
     #[error("no \"doc\"")]
     NoDoc,
+    /// The line is not UTF-8 text.
+    #[error("the line is not UTF-8 text")]
+    NotUtf8,
     /// An `"at"` that is not a time (its JSON text).
     #[error("\"at\" is not a time: {0}")]
     At(String),
@@ -138,13 +141,25 @@ pub enum ImportError {
         /// What is recorded (the batches committed before).
         recorded: ImportSummary,
     },
+    /// The input could not be read at `line` (every snapshot before it is recorded).
+    #[error("line {line}: {error}")]
+    Read {
+        /// The line being read (from 1).
+        line: usize,
+        /// What failed.
+        error: std::io::Error,
+        /// What was recorded before it.
+        recorded: ImportSummary,
+    },
 }
 
 impl ImportError {
     /// What the import recorded before it stopped: that stays recorded.
     pub fn recorded(&self) -> ImportSummary {
         match self {
-            Self::Record { recorded, .. } | Self::Store { recorded, .. } => *recorded,
+            Self::Record { recorded, .. }
+            | Self::Store { recorded, .. }
+            | Self::Read { recorded, .. } => *recorded,
         }
     }
 }
@@ -195,17 +210,19 @@ fn in_line(mut e: ParseError, line: &str, part: &str) -> ParseError {
 }
 
 impl Repo {
-    /// Records the snapshots of the NDJSON `text` (see the [module doc](crate::import)),
+    /// Records the snapshots of the NDJSON `input` (see the [module doc](crate::import)),
     /// one `ingest` transaction each at `now` (or at the record's `"at"`), committed in
-    /// batches. Blank lines are skipped. `progress` hears of each snapshot recorded and of
-    /// each warning. A batch begun by the caller ([`Repo::begin_batch`]) is committed with
-    /// the first one.
+    /// batches. The input is read a line at a time: memory does not grow with its length.
+    /// Blank lines are skipped. `progress` hears of each snapshot recorded and of each
+    /// warning. A batch begun by the caller ([`Repo::begin_batch`]) is committed with the
+    /// first one.
     ///
-    /// A bad record stops the import with [`ImportError::Record`] (its line); the snapshots
-    /// before it are committed and stay recorded.
+    /// A bad record (a line that is not UTF-8 among them) stops the import with
+    /// [`ImportError::Record`] (its line), and a failure to read with [`ImportError::Read`];
+    /// the snapshots before it are committed and stay recorded.
     pub fn import_ndjson(
         &mut self,
-        text: &str,
+        mut input: impl std::io::BufRead,
         now: Timestamp,
         options: &ImportOptions,
         mut progress: impl FnMut(ImportEvent<'_>),
@@ -216,17 +233,40 @@ impl Repo {
         let mut recorded = ImportSummary::default();
         let store = |error, recorded| ImportError::Store { error, recorded };
         self.begin_batch().map_err(|e| store(e, committed))?;
-        for (i, line) in text.lines().enumerate() {
-            let lineno = i + 1;
-            if line.trim().is_empty() {
-                continue;
+        let mut buf = Vec::new();
+        let mut lineno = 0;
+        loop {
+            lineno += 1;
+            buf.clear();
+            match input.read_until(b'\n', &mut buf) {
+                Ok(0) => break,
+                Ok(_) => {}
+                Err(error) => {
+                    self.commit_batch().map_err(|e| store(e, committed))?;
+                    return Err(ImportError::Read {
+                        line: lineno,
+                        error,
+                        recorded,
+                    });
+                }
             }
-            let (key, outcome) = match self.import_record(line, now, |message| {
-                progress(ImportEvent::Warning {
-                    line: lineno,
-                    message,
-                });
-            }) {
+            let imported = match std::str::from_utf8(&buf) {
+                Ok(line) => {
+                    let line = line.strip_suffix('\n').unwrap_or(line);
+                    let line = line.strip_suffix('\r').unwrap_or(line);
+                    if line.trim().is_empty() {
+                        continue;
+                    }
+                    self.import_record(line, now, |message| {
+                        progress(ImportEvent::Warning {
+                            line: lineno,
+                            message,
+                        });
+                    })
+                }
+                Err(_) => Err(RecordError::NotUtf8),
+            };
+            let (key, outcome) = match imported {
                 Ok(done) => done,
                 Err(problem) => {
                     // Whatever was recorded before a bad record stays recorded.

@@ -23,6 +23,7 @@ mod docs;
 mod files;
 pub(crate) mod head;
 mod integrity;
+mod listing;
 pub(crate) mod objects;
 pub(crate) mod query;
 mod records;
@@ -30,6 +31,7 @@ mod segments;
 mod stats;
 mod txlog;
 mod value;
+mod version;
 mod write;
 
 pub(crate) use changes::{Order, Side, stored_path};

@@ -19,6 +19,8 @@ mod export;
 mod gc;
 mod import;
 mod layers;
+mod long_lived;
+mod ls;
 mod patch_conformance;
 mod path;
 mod rename;

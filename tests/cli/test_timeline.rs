@@ -186,6 +186,44 @@ fn timeline_json_says_where_the_page_is_and_what_it_shows() {
 }
 
 #[test]
+fn timeline_takes_every_when_form_other_commands_take() {
+    let env = acme();
+    let summary = |since: &str, until: &str| -> serde_json::Value {
+        let mut cmd = env.command(&[
+            "timeline",
+            "feed/acme",
+            "--since",
+            since,
+            "--until",
+            until,
+            "--json",
+        ]);
+        cmd.env("HIST_NOW", "2026-09-12T12:00:00Z");
+        let out = env.run_cmd(cmd, None);
+        let summary: serde_json::Value = serde_json::from_str(out.ok()).unwrap();
+        std::fs::remove_file(summary["file"].as_str().unwrap()).unwrap();
+        summary
+    };
+    // Relative to the command's clock, as `hist log --since` reads them.
+    let relative = summary("3 days ago", "yesterday");
+    assert_eq!(relative["start"], "2026-09-09T12:00:00.000000Z");
+    assert_eq!(relative["end"], "2026-09-11T12:00:00.000000Z");
+    let log = env.run(&[
+        "log",
+        "feed/acme",
+        "--since",
+        "@2026-09-09T12:00:00Z",
+        "--until",
+        "@2026-09-11T12:00:00Z",
+        "--json",
+    ]);
+    assert_eq!(relative["transactions"], log.ok().lines().count());
+    // Transactions: the axis runs from the first to the last asked for.
+    let txs = summary("@tx:10", "@tx:20");
+    assert_eq!(txs["transactions"], 11);
+}
+
+#[test]
 fn timeline_errors_say_what_to_do() {
     let env = acme();
     let err = env.run(&["timeline", "feed/nobody"]);

@@ -1,4 +1,4 @@
-use super::{CliError, Env, OutputOpts, Ui, parse_when};
+use super::{CliError, Env, OutputOpts, Ui};
 use clap::Args;
 use hist::canon::Value;
 use hist::{DocPath, LogFilter, Timeline, TimelineOptions};
@@ -56,8 +56,8 @@ pub fn cmd_timeline(ui: &mut Ui, env: &Env, args: &TimelineArgs) -> Result<(), C
     hist::model::check_key(&args.key).map_err(|e| CliError::usage(e.to_string()))?;
     let opts = TimelineOptions {
         path: args.path.as_deref().map(DocPath::parse).transpose()?,
-        since: args.since.as_deref().map(parse_when).transpose()?,
-        until: args.until.as_deref().map(parse_when).transpose()?,
+        since: args.since.as_deref().map(|w| env.when(w)).transpose()?,
+        until: args.until.as_deref().map(|w| env.when(w)).transpose()?,
         lanes: usize::from(args.lanes),
         columns: page::COLUMNS,
     };
@@ -161,7 +161,7 @@ fn nothing_to_draw(repo: &hist::Repo, args: &TimelineArgs) -> CliError {
             "{} has no history: nothing was ever written to it",
             args.key
         ))
-        .hint("`hist sql \"SELECT key FROM current\"` lists the documents");
+        .hint("`hist ls` lists the documents");
     }
     let mut what = args.key.clone();
     if let Some(p) = &args.path {
