@@ -32,6 +32,7 @@ mod rules_personal;
 mod show;
 mod sql;
 mod status;
+mod timeline;
 mod track;
 mod write;
 
@@ -93,7 +94,7 @@ pub struct Cli {
 /// use them instead and drop the struct's.
 ///
 /// Each command's arguments are defined only when that command runs (`defer`): building all
-/// 28 of them took a fifth of a `hist --version`. Help that lists the commands builds them
+/// 29 of them took a fifth of a `hist --version`. Help that lists the commands builds them
 /// all first ([`run`]).
 #[derive(Debug, Subcommand)]
 #[command(defer = true)]
@@ -121,6 +122,7 @@ pub enum Command {
     Forget(forget::ForgetArgs),
     Backup(backup::BackupArgs),
     Export(export::ExportArgs),
+    Timeline(timeline::TimelineArgs),
     Completions(completions::CompletionsArgs),
     Track(track::TrackArgs),
     Status(status::StatusArgs),
@@ -363,6 +365,7 @@ fn dispatch(ui: &mut Ui, env: &Env, command: Command) -> Result<(), CliError> {
         Command::Backup(args) => backup::cmd_backup(ui, env, &args),
         Command::Blame(args) => blame::cmd_blame(ui, env, &args),
         Command::Export(args) => export::cmd_export(ui, env, &args),
+        Command::Timeline(args) => timeline::cmd_timeline(ui, env, &args),
         Command::Completions(args) => completions::cmd_completions(ui, env, &args),
         Command::Track(args) => track::cmd_track(ui, env, &args),
         Command::Status(args) => status::cmd_status(ui, env, &args),

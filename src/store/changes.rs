@@ -97,7 +97,7 @@ pub(super) fn sealed_op(op: hist_segment::Op) -> Op {
 }
 
 /// A tail row from `id, seq, tx, path_id, path, op, old, new, old_obj, new_obj` at `base`.
-fn tail_change(r: &rusqlite::Row<'_>, base: usize) -> Result<StoredChange> {
+pub(super) fn tail_change(r: &rusqlite::Row<'_>, base: usize) -> Result<StoredChange> {
     Ok(StoredChange {
         id: r.get(base)?,
         seq: r.get(base + 1)?,
@@ -125,7 +125,7 @@ impl Store {
     }
 
     /// A sealed change as a stored one.
-    fn sealed_change(&self, row: &hist_segment::Row<'_>) -> Result<StoredChange> {
+    pub(super) fn sealed_change(&self, row: &hist_segment::Row<'_>) -> Result<StoredChange> {
         let path_id = i64::try_from(row.path).map_err(|_| corrupt("a path number is too large"))?;
         let text = |v: Option<&str>| v.map_or(Stored::Absent, |t| Stored::Text(t.to_owned()));
         Ok(StoredChange {

@@ -28,6 +28,7 @@ pub(crate) mod objects;
 pub(crate) mod query;
 mod records;
 mod segments;
+mod stats;
 mod txlog;
 mod value;
 mod version;

@@ -175,13 +175,7 @@ impl Store {
         exact.push(path.clone());
         let mut ids = self.path_ids_of(&exact)?;
         ids.extend(self.path_ids_below(&path.to_string())?);
-        let mut ids: Vec<u64> = ids
-            .into_iter()
-            .filter_map(|i| u64::try_from(i).ok())
-            .collect();
-        ids.sort_unstable();
-        ids.dedup();
-        Ok(ids)
+        Ok(sorted_ids(ids))
     }
 
     /// The segments of key `key_id` holding versions in `after < seq <= upto`, oldest first.
@@ -541,6 +535,17 @@ fn sealed(op: crate::model::Op) -> hist_segment::Op {
 
 /// Where a key's caches live.
 pub(super) type SharedCaches = RefCell<Caches>;
+
+/// Path numbers as the segments' filters take them: sorted, once each.
+pub(super) fn sorted_ids(ids: Vec<i64>) -> Vec<u64> {
+    let mut ids: Vec<u64> = ids
+        .into_iter()
+        .filter_map(|i| u64::try_from(i).ok())
+        .collect();
+    ids.sort_unstable();
+    ids.dedup();
+    ids
+}
 
 #[cfg(test)]
 mod tests {

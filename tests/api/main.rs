@@ -25,5 +25,6 @@ mod patch_conformance;
 mod path;
 mod rename;
 mod segments;
+mod stats;
 mod textdiff;
 mod track;

@@ -30,6 +30,7 @@ mod test_sql;
 mod test_sql_extension;
 mod test_sql_lockdown;
 mod test_tamper;
+mod test_timeline;
 mod test_ui;
 mod test_upgrade;
 mod test_when;
