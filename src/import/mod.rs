@@ -1,12 +1,31 @@
-//! Import: many snapshots from NDJSON, one record per line, batched.
+//! Import: many snapshots from another history, batched.
 //!
-//! Each line of the input is a record `{"key": K, "at": TIME, "actor": A, "reason": R,
-//! "doc": {...}}` (`reason` optional; `at` optional, the transaction's time otherwise; other
-//! members ignored). [`Repo::import_ndjson`] ingests the records in order, each as its own
-//! `ingest` transaction with the rules of [`Txn::put_json`](crate::Txn::put_json), and
-//! commits them to SQLite in batches ([`ImportOptions::batch`] snapshots per commit, one
-//! sync for many snapshots). A bad record stops the import at its line: every snapshot
-//! before it stays recorded ([`ImportError::recorded`] says how many), nothing after it is.
+//! Every source is read as a stream of snapshots (key, time, actor, reason, document as
+//! text), each ingested as its own `ingest` transaction with the rules of
+//! [`Txn::put_json`](crate::Txn::put_json), committed to SQLite in batches
+//! ([`ImportOptions::batch`] snapshots or [`ImportOptions::batch_bytes`] bytes of documents
+//! per commit, one sync for many snapshots). One batched ingest (`Batches`) serves them all:
+//!
+//! - NDJSON ([`Repo::import_ndjson`]): each line is a record `{"key": K, "at": TIME,
+//!   "actor": A, "reason": R, "doc": {...}}` (`reason` optional; `at` optional, the
+//!   transaction's time otherwise; other members ignored). A bad record stops the import at
+//!   its line: every snapshot before it stays recorded ([`ImportError::recorded`] says how
+//!   many), nothing after it is.
+//! - a git repository ([`Repo::import_git`], module [`git`]): every version of some files
+//!   along a branch's first-parent history, resumable.
+//! - a SQLite query ([`Repo::import_sqlite`], module [`sqlite`]): rows of stored
+//!   documents, in time order.
+//!
+//! The last two share their events ([`SourceEvent`]), summary ([`SourceSummary`]) and
+//! errors ([`SourceError`]); both skip a document that is not JSON with a warning, and
+//! both raise a time earlier than the one before it (time never goes backwards in a
+//! repository).
+
+pub mod git;
+mod source;
+pub mod sqlite;
+
+pub use source::{Refusal, SourceError, SourceEvent, SourceSummary};
 
 use crate::canon::ParseError;
 use crate::canon::Value;
@@ -16,17 +35,24 @@ use crate::repo::{Repo, TxOptions};
 use crate::time::{Timestamp, When};
 use crate::txn::PutOutcome;
 
-/// How [`Repo::import_ndjson`] imports.
+/// How an import batches its commits.
 #[derive(Clone, Debug)]
 #[non_exhaustive]
 pub struct ImportOptions {
-    /// Snapshots per SQLite commit (at least 1; default 500).
+    /// Snapshots per SQLite commit at most (at least 1; default 500).
     pub batch: usize,
+    /// Bytes of snapshot text per SQLite commit at most (default 16 MiB): a batch of large
+    /// documents is committed sooner, so what a batch holds in memory and in the WAL, and
+    /// what an interrupted import has to redo, stays bounded.
+    pub batch_bytes: usize,
 }
 
 impl Default for ImportOptions {
     fn default() -> Self {
-        Self { batch: 500 }
+        Self {
+            batch: 500,
+            batch_bytes: 16 << 20,
+        }
     }
 }
 
@@ -35,6 +61,13 @@ impl ImportOptions {
     #[must_use]
     pub fn batch(mut self, batch: usize) -> Self {
         self.batch = batch;
+        self
+    }
+
+    /// With a batch committed once its snapshots reach `bytes` bytes of text.
+    #[must_use]
+    pub fn batch_bytes(mut self, bytes: usize) -> Self {
+        self.batch_bytes = bytes;
         self
     }
 }
@@ -194,6 +227,120 @@ fn in_line(mut e: ParseError, line: &str, part: &str) -> ParseError {
     e
 }
 
+/// One snapshot to record, as a source read it.
+pub(crate) struct Snapshot<'a> {
+    pub(crate) key: &'a str,
+    /// Its time (`None`: the transaction's).
+    pub(crate) at: Option<Timestamp>,
+    pub(crate) actor: &'a Actor,
+    pub(crate) reason: Option<&'a str>,
+    /// The document, JSON text as read (parsed strictly once, by `put_json`).
+    pub(crate) doc: &'a [u8],
+}
+
+/// The batched ingest every import feeds: each snapshot its own `ingest` transaction (a
+/// savepoint of the batch), the batch committed once it holds [`ImportOptions::batch`]
+/// snapshots or [`ImportOptions::batch_bytes`] bytes, when its source says
+/// ([`Batches::commit`]). Dropped without [`Batches::finish`], the open batch is rolled
+/// back: what was committed before stays.
+pub(crate) struct Batches<'r> {
+    repo: &'r mut Repo,
+    now: Timestamp,
+    options: ImportOptions,
+    /// Snapshots and bytes in the open batch.
+    open: usize,
+    open_bytes: usize,
+    /// What is committed, and what is recorded with the open batch too.
+    committed: ImportSummary,
+    recorded: ImportSummary,
+}
+
+impl<'r> Batches<'r> {
+    /// Begins the first batch (a batch begun by the caller is committed with it).
+    pub(crate) fn begin(
+        repo: &'r mut Repo,
+        now: Timestamp,
+        options: &ImportOptions,
+    ) -> Result<Self, Error> {
+        repo.begin_batch()?;
+        Ok(Self {
+            repo,
+            now,
+            options: options.clone(),
+            open: 0,
+            open_bytes: 0,
+            committed: ImportSummary::default(),
+            recorded: ImportSummary::default(),
+        })
+    }
+
+    /// The repository, for reads and for what a source records with the batch.
+    pub(crate) fn repo(&self) -> &Repo {
+        self.repo
+    }
+
+    /// What is committed.
+    pub(crate) fn committed(&self) -> ImportSummary {
+        self.committed
+    }
+
+    /// What is recorded, the open batch included.
+    pub(crate) fn recorded(&self) -> ImportSummary {
+        self.recorded
+    }
+
+    /// Records `snapshot` as one `ingest` transaction; `warn` hears its warnings (an array
+    /// recorded as one opaque value). A snapshot that fails records nothing.
+    pub(crate) fn ingest(
+        &mut self,
+        snapshot: &Snapshot<'_>,
+        mut warn: impl FnMut(&str),
+    ) -> Result<PutOutcome, Error> {
+        let opts = TxOptions::new(snapshot.actor.clone(), "ingest", self.now)
+            .reason(snapshot.reason.map(str::to_owned))
+            .at(snapshot.at);
+        let mut txn = self.repo.begin(opts)?;
+        let outcome = txn.put_json(snapshot.key, snapshot.doc)?;
+        let commit = txn.commit()?;
+        for w in &commit.warnings {
+            warn(w);
+        }
+        self.recorded.add(&outcome);
+        self.open += 1;
+        self.open_bytes = self.open_bytes.saturating_add(snapshot.doc.len());
+        Ok(outcome)
+    }
+
+    /// True once the open batch is due to be committed.
+    pub(crate) fn full(&self) -> bool {
+        self.open >= self.options.batch.max(1) || self.open_bytes >= self.options.batch_bytes
+    }
+
+    /// Commits the open batch and begins the next.
+    pub(crate) fn commit(&mut self) -> Result<(), Error> {
+        self.repo.commit_batch()?;
+        self.committed = self.recorded;
+        self.open = 0;
+        self.open_bytes = 0;
+        self.repo.begin_batch()
+    }
+
+    /// Commits the open batch: everything recorded is committed.
+    pub(crate) fn finish(mut self) -> Result<ImportSummary, Error> {
+        self.repo.commit_batch()?;
+        self.committed = self.recorded;
+        Ok(self.recorded)
+    }
+}
+
+impl Drop for Batches<'_> {
+    fn drop(&mut self) {
+        // Not finished: an error stopped the import. The open batch goes; a failed rollback
+        // leaves it to SQLite, which rolls back whatever is not committed.
+        let _ = self.repo.rollback_batch();
+    }
+}
+
 impl Repo {
     /// Records the snapshots of the NDJSON `text` (see the [module doc](crate::import)),
     /// one `ingest` transaction each at `now` (or at the record's `"at"`), committed in
@@ -210,89 +357,80 @@ impl Repo {
         options: &ImportOptions,
         mut progress: impl FnMut(ImportEvent<'_>),
     ) -> Result<ImportSummary, ImportError> {
-        let batch = options.batch.max(1);
-        // What is committed, and what is recorded in the batch still open.
-        let mut committed = ImportSummary::default();
-        let mut recorded = ImportSummary::default();
         let store = |error, recorded| ImportError::Store { error, recorded };
-        self.begin_batch().map_err(|e| store(e, committed))?;
+        let mut batches =
+            Batches::begin(self, now, options).map_err(|e| store(e, ImportSummary::default()))?;
         for (i, line) in text.lines().enumerate() {
             let lineno = i + 1;
             if line.trim().is_empty() {
                 continue;
             }
-            let (key, outcome) = match self.import_record(line, now, |message| {
+            let warn = |message: &str| {
                 progress(ImportEvent::Warning {
                     line: lineno,
                     message,
                 });
-            }) {
-                Ok(done) => done,
+            };
+            match import_record(&mut batches, line, warn) {
+                Ok((key, outcome)) => progress(ImportEvent::Recorded {
+                    line: lineno,
+                    key: &key,
+                    outcome: &outcome,
+                }),
                 Err(problem) => {
                     // Whatever was recorded before a bad record stays recorded.
-                    self.commit_batch().map_err(|e| store(e, committed))?;
+                    let committed = batches.committed();
+                    let recorded = batches.finish().map_err(|e| store(e, committed))?;
                     return Err(ImportError::Record {
                         line: lineno,
                         problem,
                         recorded,
                     });
                 }
-            };
-            recorded.add(&outcome);
-            progress(ImportEvent::Recorded {
-                line: lineno,
-                key: &key,
-                outcome: &outcome,
-            });
-            if recorded.snapshots() - committed.snapshots() >= batch {
-                self.commit_batch().map_err(|e| store(e, committed))?;
-                committed = recorded;
-                self.begin_batch().map_err(|e| store(e, committed))?;
+            }
+            if batches.full() {
+                let committed = batches.committed();
+                batches.commit().map_err(|e| store(e, committed))?;
             }
         }
-        self.commit_batch().map_err(|e| store(e, committed))?;
-        Ok(recorded)
-    }
-
-    /// Records the snapshot of one record (`line`, not blank): its key and what it found.
-    fn import_record(
-        &mut self,
-        line: &str,
-        now: Timestamp,
-        mut warn: impl FnMut(&str),
-    ) -> Result<(String, PutOutcome), RecordError> {
-        // The envelope is read here; the document, still text, is parsed strictly once, by
-        // `put_json`, straight into its canonical text (no tree of it is built).
-        let record = Record::read(line).map_err(RecordError::Json)?;
-        let text = |v: &Option<Value>| v.as_ref().and_then(Value::as_str).map(str::to_owned);
-        let key = text(&record.key).ok_or(RecordError::NoKey)?;
-        let actor =
-            Actor::parse(&text(&record.actor).unwrap_or_default()).map_err(RecordError::Actor)?;
-        let at = match record.at {
-            None => None,
-            Some(v) => match v.as_str().map(When::parse) {
-                Some(Ok(When::At(ts))) => Some(ts),
-                _ => return Err(RecordError::At(v.to_string())),
-            },
-        };
-        let doc = record.doc.ok_or(RecordError::NoDoc)?;
-        let opts = TxOptions::new(actor, "ingest", now)
-            .reason(text(&record.reason))
-            .at(at);
-        let mut txn = self.begin(opts).map_err(refused)?;
-        let outcome = txn.put_json(&key, doc.as_bytes()).map_err(|e| match e {
-            // Positions in the line, not in the document.
-            Error::Json { source, .. } => RecordError::Json(in_line(source, line, doc)),
-            e => refused(e),
-        })?;
-        let commit = txn.commit().map_err(refused)?;
-        for w in &commit.warnings {
-            warn(w);
-        }
-        Ok((key, outcome))
+        let committed = batches.committed();
+        batches.finish().map_err(|e| store(e, committed))
     }
 }
 
-fn refused(e: Error) -> RecordError {
-    RecordError::Refused(Box::new(e))
+/// Records the snapshot of one NDJSON record (`line`, not blank): its key and what it found.
+fn import_record(
+    batches: &mut Batches<'_>,
+    line: &str,
+    warn: impl FnMut(&str),
+) -> Result<(String, PutOutcome), RecordError> {
+    // The envelope is read here; the document, still text, is parsed strictly once, by
+    // `put_json`, straight into its canonical text (no tree of it is built).
+    let record = Record::read(line).map_err(RecordError::Json)?;
+    let text = |v: &Option<Value>| v.as_ref().and_then(Value::as_str).map(str::to_owned);
+    let key = text(&record.key).ok_or(RecordError::NoKey)?;
+    let actor =
+        Actor::parse(&text(&record.actor).unwrap_or_default()).map_err(RecordError::Actor)?;
+    let at = match record.at {
+        None => None,
+        Some(v) => match v.as_str().map(When::parse) {
+            Some(Ok(When::At(ts))) => Some(ts),
+            _ => return Err(RecordError::At(v.to_string())),
+        },
+    };
+    let doc = record.doc.ok_or(RecordError::NoDoc)?;
+    let reason = text(&record.reason);
+    let snapshot = Snapshot {
+        key: &key,
+        at,
+        actor: &actor,
+        reason: reason.as_deref(),
+        doc: doc.as_bytes(),
+    };
+    let outcome = batches.ingest(&snapshot, warn).map_err(|e| match e {
+        // Positions in the line, not in the document.
+        Error::Json { source, .. } => RecordError::Json(in_line(source, line, doc)),
+        e => RecordError::Refused(Box::new(e)),
+    })?;
+    Ok((key, outcome))
 }

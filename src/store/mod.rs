@@ -175,6 +175,19 @@ impl Store {
         Ok(())
     }
 
+    /// Rolls the batch back: nothing written since [`Store::begin_batch`] stays.
+    pub(crate) fn rollback_batch(&mut self) -> Result<()> {
+        if self.batch {
+            self.batch = false;
+            // Paths the batch numbered no longer exist; the objects its segments replaced
+            // are still named.
+            self.clear_caches();
+            self.superseded.take();
+            self.conn.execute_batch("ROLLBACK")?;
+        }
+        Ok(())
+    }
+
     /// Begins a write: a SQLite transaction, or a savepoint inside a batch.
     pub(crate) fn begin_write(&self) -> Result<WriteTxn<'_>> {
         WriteTxn::begin(self, self.batch)
