@@ -12,11 +12,12 @@
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 root="$here/.."
-cargo build --release --quiet --manifest-path "$root/Cargo.toml"
+. "$root/fixtures/hist-bin.sh"
+hist=$(hist_bin --release)
 work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT
 
-HIST="$root/target/release/hist" WORK="$work" RUNS="${RUNS:-5}" python3 - <<'PY'
+HIST="$hist" WORK="$work" RUNS="${RUNS:-5}" python3 - <<'PY'
 import json, os, random, statistics, subprocess, time
 
 hist, work, runs = os.environ["HIST"], os.environ["WORK"], int(os.environ["RUNS"])

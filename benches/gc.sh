@@ -16,8 +16,8 @@ KEYS=${KEYS:-2}
 ITEMS=${ITEMS:-50}
 RECORDS=$((CHANGES / (2 * ITEMS)))
 here=$(cd "$(dirname "$0")/.." && pwd)
-(cd "$here" && cargo build --release --quiet --bin hist)
-hist="$here/target/release/hist"
+. "$here/fixtures/hist-bin.sh"
+hist=$(hist_bin --release)
 work=$(mktemp -d "${TMPDIR:-/tmp}/hist-gc-bench.XXXXXX")
 trap 'rm -rf "$work"' EXIT
 cd "$work"

@@ -12,38 +12,12 @@
 //!
 //! Run with `cargo bench --bench ingest`; `HIST_BENCH_VERSIONS` sets N (default 100).
 
-use serde_json::{Value, json};
 use std::path::Path;
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-struct Rng(u64);
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0
-    }
-    fn below(&mut self, n: u64) -> u64 {
-        self.next() % n
-    }
-}
-
-const TAGS: [&str; 8] = ["new", "sale", "eco", "bulk", "gift", "red", "blue", "xl"];
-
-fn record(id: u64, rng: &mut Rng) -> Value {
-    let tags: Vec<&str> = TAGS.iter().copied().filter(|_| rng.below(3) == 0).collect();
-    json!({
-        "id": id,
-        "sku": format!("SKU-{id:08}"),
-        "name": format!("Product number {id} in the catalogue"),
-        "price": (rng.below(100_000) as f64) / 100.0,
-        "stock": rng.below(500),
-        "tags": tags,
-        "dimensions": {"w": rng.below(100), "h": rng.below(100), "d": rng.below(100)},
-    })
-}
+#[path = "common/feed.rs"]
+mod feed;
 
 fn dir_size(p: &Path) -> u64 {
     walkdir::WalkDir::new(p)
@@ -117,35 +91,15 @@ fn main() {
     timed(&mut hist(&["rules", "array-key", "/items", "id"]));
     timed(&mut hist(&["rules", "set", "/items[*]/tags"]));
 
-    let mut rng = Rng(0x9e37_79b9_7f4a_7c15);
-    let mut items: Vec<Value> = (1..=50_000).map(|id| record(id, &mut rng)).collect();
-    let mut next_id = 50_001;
+    let mut feed = feed::Feed::first();
     let (mut canon_t, mut ingest_t, mut unchanged_t) = (Vec::new(), Vec::new(), Vec::new());
     let (mut canon_pretty_t, mut unchanged_pretty_t) = (Vec::new(), Vec::new());
     let (mut peak_kb, mut file_bytes, mut zstd_bytes) = (0u64, 0u64, 0u64);
     for v in 0..versions {
         if v > 0 {
-            for _ in 0..items.len() / 100 {
-                let i = rng.below(items.len() as u64) as usize;
-                items[i]["price"] = json!((rng.below(100_000) as f64) / 100.0);
-            }
-            for _ in 0..items.len() / 500 {
-                let i = rng.below(items.len() as u64) as usize;
-                items.remove(i);
-            }
-            for _ in 0..100 {
-                items.insert(0, record(next_id, &mut rng));
-                next_id += 1;
-            }
-            // Reshuffle some tag lists (order only: not a change).
-            for _ in 0..items.len() / 50 {
-                let i = rng.below(items.len() as u64) as usize;
-                if let Some(tags) = items[i]["tags"].as_array_mut() {
-                    tags.reverse();
-                }
-            }
+            feed.advance();
         }
-        let bytes = serde_json::to_vec(&json!({"vendor": "acme", "items": items})).expect("json");
+        let bytes = serde_json::to_vec(&feed.doc()).expect("json");
         let file = tmp.path().join(format!("v{v}.json"));
         std::fs::write(&file, &bytes).expect("write");
         file_bytes = bytes.len() as u64;
@@ -160,8 +114,7 @@ fn main() {
         peak_kb = peak_kb.max(kb.unwrap_or(0));
         if v % 10 == 1 {
             unchanged_t.push(timed(&mut hist(&["ingest", "feed/acme", f])).0);
-            let pretty = serde_json::to_vec_pretty(&json!({"vendor": "acme", "items": items}))
-                .expect("json");
+            let pretty = serde_json::to_vec_pretty(&feed.doc()).expect("json");
             let pretty_file = tmp.path().join("pretty.json");
             std::fs::write(&pretty_file, &pretty).expect("write");
             let p = pretty_file.to_str().expect("utf-8 path");
@@ -180,7 +133,7 @@ fn main() {
     let stored = dir_size(&repo.join(".hist"));
     println!(
         "feed: {} records, {:.1} MB per version, {versions} versions",
-        items.len(),
+        feed.items.len(),
         file_bytes as f64 / 1e6
     );
     println!(

@@ -12,10 +12,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 FILES=${1:-10000}
 RUNS=${2:-11}
-if [ -z "${HIST:-}" ]; then
-    cargo build --release --quiet
-    HIST="$PWD/target/release/hist"
-fi
+. fixtures/hist-bin.sh
+HIST=$(hist_bin --release)
 WORK=$(mktemp -d)
 trap 'rm -rf "$WORK"' EXIT
 cd "$WORK"

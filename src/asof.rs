@@ -1,8 +1,8 @@
 //! As-of reads: a document as it was after any transaction.
 //!
-//! A read starts from whichever is nearer to the target version: the current document,
-//! walking backwards by inverting changes, or the nearest checkpoint at or before the
-//! target, replaying forwards. The checkpoint policy ([`crate::store::checkpoint`]) bounds
+//! A read starts from whichever is nearer to the target version: the nearest checkpoint
+//! after it (or the current document), walking backwards by inverting changes, or the
+//! nearest checkpoint at or before it, replaying forwards. The checkpoint policy ([`crate::store::checkpoint`]) bounds
 //! how many changes any read replays, however long the history. Changes are replayed on
 //! the stored canonical text ([`crate::replay`]) wherever they can be, on values otherwise.
 
@@ -57,7 +57,9 @@ pub struct AsOfText {
 fn direction(plan: &ReadPlan, via: Option<Direction>) -> Direction {
     match via {
         Some(d) => d,
-        None if plan.seq_now - plan.target <= plan.target - plan.ckpt_seq => Direction::Backward,
+        None if plan.back_from() - plan.target <= plan.target - plan.ckpt_seq => {
+            Direction::Backward
+        }
         None => Direction::Forward,
     }
 }
@@ -65,7 +67,7 @@ fn direction(plan: &ReadPlan, via: Option<Direction>) -> Direction {
 /// Which way an as-of read reconstructed the document.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Direction {
-    /// Backwards from the current document.
+    /// Backwards from the nearest checkpoint after the target, or the current document.
     Backward,
     /// Forwards from a checkpoint (or from empty).
     Forward,
@@ -153,9 +155,17 @@ impl Repo {
     ) -> Result<AsOf> {
         let (mut doc, changes) = match direction {
             Direction::Backward => (
-                self.current_stored(key)?,
-                self.store
-                    .changes(plan.key_id, plan.target, plan.seq_now, Order::NewestFirst)?,
+                match &plan.later {
+                    Some((_, Some(id))) => Some(self.store.load_object(id)?),
+                    Some((_, None)) => None,
+                    None => self.current_stored(key)?,
+                },
+                self.store.changes(
+                    plan.key_id,
+                    plan.target,
+                    plan.back_from(),
+                    Order::NewestFirst,
+                )?,
             ),
             Direction::Forward => (
                 match &plan.ckpt_obj {
@@ -237,22 +247,21 @@ impl Repo {
         let direction = direction(&start, via);
         let (base, checked, steps) = match direction {
             Direction::Backward => {
-                let (text, hash) = self.store.doc_text_and_hash(key)?;
-                let checked = text.as_deref().is_some_and(|t| {
-                    hash.as_deref() == Some(ObjectId::of(t.as_bytes()).0.as_slice())
-                });
-                let steps = self.steps(start.key_id, start.target, start.seq_now, Side::Old)?;
+                let (text, checked) = match &start.later {
+                    Some((_, object)) => self.checkpoint_text(object.as_ref())?,
+                    None => {
+                        let (text, hash) = self.store.doc_text_and_hash(key)?;
+                        let checked = text.as_deref().is_some_and(|t| {
+                            hash.as_deref() == Some(ObjectId::of(t.as_bytes()).0.as_slice())
+                        });
+                        (text, checked)
+                    }
+                };
+                let steps = self.steps(start.key_id, start.target, start.back_from(), Side::Old)?;
                 (text, checked, steps)
             }
             Direction::Forward => {
-                let (text, checked) = match &start.ckpt_obj {
-                    Some(id) => {
-                        let text = self.store.object_text(id)?;
-                        let checked = ObjectId::of(text.as_bytes()) == *id;
-                        (Some(text), checked)
-                    }
-                    None => (None, true),
-                };
+                let (text, checked) = self.checkpoint_text(start.ckpt_obj.as_ref())?;
                 let steps = self.steps(start.key_id, start.ckpt_seq, start.target, Side::New)?;
                 (text, checked, steps)
             }
@@ -278,6 +287,19 @@ impl Repo {
             direction,
             compacted,
             on_values,
+        })
+    }
+
+    /// A checkpoint's text (`None`: the document was absent then), and whether it is the
+    /// text its name says.
+    fn checkpoint_text(&self, object: Option<&ObjectId>) -> Result<(Option<String>, bool)> {
+        Ok(match object {
+            Some(id) => {
+                let text = self.store.object_text(id)?;
+                let checked = ObjectId::of(text.as_bytes()) == *id;
+                (Some(text), checked)
+            }
+            None => (None, true),
         })
     }
 

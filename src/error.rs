@@ -45,6 +45,14 @@ pub enum Error {
         /// Where and why.
         source: ParseError,
     },
+    /// A read of a document that is absent at the moment asked about (`when`; `None`: now).
+    #[error("{key} does not exist {}", when.map_or_else(|| "now".to_owned(), |w| format!("at {w}")))]
+    NoDocument {
+        /// The document key.
+        key: String,
+        /// The moment asked about (`None`: now).
+        when: Option<crate::time::When>,
+    },
     /// `--at` earlier than the newest transaction.
     #[error("--at {at} is earlier than the newest transaction ({newest}); history is append-only")]
     AtBeforeNewest {
@@ -288,8 +296,9 @@ pub enum TrackError {
     /// A file replaced while it was being read.
     #[error("{0} changed while hist was reading it; run the command again")]
     Raced(String),
-    /// A `.histignore` that cannot be read.
-    #[error(".histignore: {0}")]
+    /// An ignore file (`.histignore`, `.gitignore`, `.git/info/exclude`) that cannot be
+    /// read or does not parse (the message names it).
+    #[error("an ignore file cannot be used: {0}")]
     Ignore(String),
 }
 
@@ -299,7 +308,7 @@ pub enum TrackError {
 pub struct FileParseError {
     /// The file's key (its path relative to the repository root).
     pub file: String,
-    /// `JSON`, `TOML` or `YAML`.
+    /// `JSON`, `JSONC`, `TOML` or `YAML`.
     pub format: &'static str,
     /// 1-based line.
     pub line: usize,
@@ -307,6 +316,30 @@ pub struct FileParseError {
     pub column: usize,
     /// What is wrong.
     pub message: String,
+}
+
+/// What protects the master key of `keys.db` at rest (crypto-shredding; here, beside
+/// [`ShredError::Locked`], which names it).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Protection {
+    /// An age identity stored in `keys.db` itself: file permissions are the only protection
+    /// (the default).
+    Repository,
+    /// An age identity kept outside the repository (`--identity FILE`, `HIST_IDENTITY`).
+    Identity,
+    /// A passphrase (age's scrypt).
+    Passphrase,
+}
+
+impl Protection {
+    /// `repository`, `identity` or `passphrase`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Protection::Repository => "repository",
+            Protection::Identity => "identity",
+            Protection::Passphrase => "passphrase",
+        }
+    }
 }
 
 /// Why a crypto-shredding operation failed.
@@ -367,6 +400,17 @@ pub enum ShredError {
     /// forgotten): damage.
     #[error("a sealed value of subject {0} does not decrypt with its key")]
     Damaged(String),
+    /// A personal value was to be read or written, but the key that unlocks `keys.db` (an
+    /// age identity kept outside the repository, or a passphrase) was not given.
+    #[error(
+        "this needs the personal values' keys, and keys.db is locked: it opens with {} kept outside the repository",
+        if *.0 == Protection::Passphrase { "a passphrase" } else { "an age identity" }
+    )]
+    Locked(Protection),
+    /// The identity or passphrase given does not open `keys.db`, or an identity file that
+    /// cannot be used (`what` says which).
+    #[error("{0}")]
+    WrongKey(String),
 }
 
 /// `Result` with [`Error`].

@@ -32,14 +32,7 @@ impl Repo {
         let keys = filter
             .keys
             .as_deref()
-            .map(|glob| {
-                globset::Glob::new(glob)
-                    .map(|g| g.compile_matcher())
-                    .map_err(|e| Error::Glob {
-                        glob: glob.to_owned(),
-                        message: e.to_string(),
-                    })
-            })
+            .map(crate::rules::key_matcher)
             .transpose()?;
         let mut count = 0u64;
         self.store.each_change(filter.since, |tx, key, stored| {

@@ -152,6 +152,64 @@ impl Repo {
     }
 }
 
+/// What [`Repo::protect_keys`] did.
+#[derive(Clone, Debug)]
+pub struct KeysProtected {
+    /// The protection before.
+    pub before: crate::shred::Protection,
+    /// The protection now.
+    pub after: crate::shred::Protection,
+    /// The logged transaction (kind `keys`).
+    pub tx: TxInfo,
+}
+
+impl Repo {
+    /// What unlocks `keys.db` when its key is kept outside the repository (an identity
+    /// file, a passphrase). Reads and writes that touch no personal value never need it.
+    pub fn set_key_access(&mut self, access: crate::shred::KeyAccess) {
+        self.keys.set_access(access);
+    }
+
+    /// How `keys.db` is protected at rest (`None`: the repository has no `keys.db`).
+    pub fn key_protection(&self) -> Result<Option<crate::shred::Protection>> {
+        self.keys.protection()
+    }
+
+    /// Moves the key that unlocks `keys.db`: into the repository, to an age identity file
+    /// outside it, or to a passphrase. The master key is unlocked the current way (see
+    /// [`Repo::set_key_access`]), encrypted the new way, the old identity deleted from
+    /// `keys.db`, and the move logged as a transaction of kind `keys` (no secret in it).
+    pub fn protect_keys(
+        &mut self,
+        opts: TxOptions,
+        protection: &crate::shred::KeyProtection,
+    ) -> Result<KeysProtected> {
+        use crate::shred::{KeyProtection, Protection};
+        if self.keys.protection()?.is_none() {
+            self.keys.create(&KeyProtection::Repository)?;
+        }
+        let after = match protection {
+            KeyProtection::Repository => Protection::Repository,
+            KeyProtection::IdentityFile(_) => Protection::Identity,
+            KeyProtection::Passphrase(_) => Protection::Passphrase,
+        };
+        let mut opts = opts;
+        "keys".clone_into(&mut opts.kind);
+        if opts.reason.is_none() {
+            opts.reason = Some(format!("keys.db now unlocks with: {}", after.as_str()));
+        }
+        // The write lock is held while keys.db changes: the move and its record go together.
+        let mut txn = self.begin(opts)?;
+        let before = txn.keys().reprotect(protection)?;
+        txn.record_always();
+        let commit = txn.commit()?;
+        let tx = commit
+            .tx
+            .ok_or_else(|| Error::Corrupt("a keys move recorded no transaction".into()))?;
+        Ok(KeysProtected { before, after, tx })
+    }
+}
+
 impl Repo {
     /// For `fsck`: every sealed value in the log opens with its subject's key, or its
     /// subject was forgotten. Problems are added to `problems`, one sentence per subject.
@@ -165,6 +223,12 @@ impl Repo {
                 self.keys.path().display()
             ));
             return Ok(());
+        }
+        // Locked (its key kept outside and not given): the sealed values cannot be checked.
+        match self.keys.subject_id("") {
+            Err(Error::Shred(ShredError::Locked(_))) => return Ok(()),
+            Err(e) => return Err(e),
+            Ok(_) => {}
         }
         let none = FreshKeys::default();
         // Per subject: how many values, and whether their key is missing (or damaged).

@@ -32,7 +32,7 @@ use std::rc::Rc;
 /// One change to replay: where, what, and the value after (canonical text).
 pub(crate) struct Step {
     /// Shared: a replay of many versions repeats the same few paths.
-    pub(crate) path: std::rc::Rc<DocPath>,
+    pub(crate) path: std::sync::Arc<DocPath>,
     pub(crate) op: Op,
     pub(crate) new: Option<String>,
 }
@@ -150,7 +150,7 @@ fn without_superseded(steps: Vec<Step>) -> Vec<Step> {
 /// The edits a run of changes makes, as a tree along their paths.
 struct Edits {
     root: Node,
-    /// The key of each path step seen, by its address (steps share their `Rc<DocPath>`).
+    /// The key of each path step seen, by its address (steps share their `Arc<DocPath>`).
     keys: std::collections::HashMap<*const Segment, Key>,
     /// Whether the base document is there.
     base: bool,
@@ -466,7 +466,7 @@ mod tests {
 
     fn step(path: &str, op: Op, new: Option<&str>) -> Step {
         Step {
-            path: std::rc::Rc::new(DocPath::parse(path).unwrap_or_default()),
+            path: std::sync::Arc::new(DocPath::parse(path).unwrap_or_default()),
             op,
             new: new.map(str::to_owned),
         }

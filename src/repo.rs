@@ -3,6 +3,11 @@
 //! A [`Repo`] holds the store ([`crate::store`]), the rules and renames in force, and the
 //! keys of crypto-shredding. Writes go through a [`Txn`] ([`Repo::begin`]); reads are
 //! methods of their own modules (`asof`, `history`, `log`, `blame`, …) on `Repo`.
+//!
+//! A handle may live for days (a service keeps one open) while other processes write. The
+//! rules and renames it caches are reloaded, and the keys of subjects forgotten elsewhere
+//! shredded, whenever another connection has committed since it last looked (SQLite's
+//! `PRAGMA data_version`, read before every read and write: no I/O when nothing changed).
 
 use crate::canon;
 use crate::canon::Value;
@@ -12,7 +17,9 @@ use crate::rules::{KeyRules, Rename, Rule};
 use crate::store::{Store, parse_stored};
 use crate::time::{Timestamp, When};
 use crate::txn::Txn;
+use std::cell::RefCell;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 /// The directory that holds a repository's store.
 pub const HIST_DIR: &str = ".hist";
@@ -21,9 +28,36 @@ pub const HIST_DIR: &str = ".hist";
 pub struct Repo {
     root: PathBuf,
     pub(crate) store: Store,
-    rules: Vec<Rule>,
+    loaded: RefCell<Loaded>,
     pub(crate) keys: crate::shred::Keys,
-    renames: Vec<Rename>,
+}
+
+/// What a [`Repo`] caches from the store, and the `data_version` it was read at.
+struct Loaded {
+    version: i64,
+    rules: Arc<Vec<Rule>>,
+    renames: Arc<Vec<Rename>>,
+}
+
+impl Loaded {
+    fn read(store: &Store) -> Result<Self> {
+        Ok(Self {
+            version: store.data_version()?,
+            rules: Arc::new(store.rules()?),
+            renames: Arc::new(store.renames()?),
+        })
+    }
+
+    /// Reloads what another connection changed since this was read (nothing when
+    /// `data_version` is the same), and shreds the keys of subjects it forgot (as an open
+    /// does: a forget that stopped between logging and deleting the key is finished here).
+    fn refresh(&mut self, store: &Store, keys: &crate::shred::Keys) -> Result<()> {
+        if store.data_version()? != self.version {
+            *self = Self::read(store)?;
+            crate::shred::on_open(keys, store, None)?;
+        }
+        Ok(())
+    }
 }
 
 impl std::fmt::Debug for Repo {
@@ -77,14 +111,27 @@ impl TxOptions {
 }
 
 impl Repo {
-    /// Creates `.hist/` in `root`.
+    /// Creates `.hist/` in `root` (the key of `keys.db` stored inside it: see
+    /// [`Repo::init_with`]).
     pub fn init(root: &Path) -> Result<Self> {
+        Self::init_with(root, &crate::shred::KeyProtection::Repository)
+    }
+
+    /// Creates `.hist/` in `root`, its `keys.db` protected as `keys` says: with an age
+    /// identity kept outside the repository or a passphrase, a copy of `.hist/` reveals no
+    /// personal value.
+    pub fn init_with(root: &Path, keys: &crate::shred::KeyProtection) -> Result<Self> {
         let dir = root.join(HIST_DIR);
         if dir.exists() {
             return Err(Error::AlreadyInitialized(dir));
         }
         std::fs::create_dir_all(dir.join("objects")).map_err(Error::io(&dir))?;
-        Self::open_at(root, true)
+        let repo = Self::open_at(root, Some(keys));
+        if repo.is_err() {
+            // Nothing was recorded: leave no half-made repository behind.
+            let _ = std::fs::remove_dir_all(&dir);
+        }
+        repo
     }
 
     /// Opens the repository whose `.hist/` is in `root`.
@@ -92,7 +139,7 @@ impl Repo {
         if !root.join(HIST_DIR).join("hist.db").is_file() {
             return Err(Error::NotARepository(root.to_path_buf()));
         }
-        Self::open_at(root, false)
+        Self::open_at(root, None)
     }
 
     /// Finds the nearest `.hist` in `start` or above, as git does.
@@ -102,18 +149,17 @@ impl Repo {
             .ancestors()
             .find(|d| d.join(HIST_DIR).join("hist.db").is_file());
         match found {
-            Some(root) => Self::open_at(root, false),
+            Some(root) => Self::open_at(root, None),
             None => Err(Error::NotARepository(start)),
         }
     }
 
-    fn open_at(root: &Path, create: bool) -> Result<Self> {
+    fn open_at(root: &Path, create: Option<&crate::shred::KeyProtection>) -> Result<Self> {
         let dir = root.join(HIST_DIR);
-        let store = Store::open(&dir, create)?;
+        let store = Store::open(&dir, create.is_some())?;
         let repo = Self {
             root: root.to_path_buf(),
-            rules: store.rules()?,
-            renames: store.renames()?,
+            loaded: RefCell::new(Loaded::read(&store)?),
             keys: crate::shred::Keys::new(dir.join("keys.db")),
             store,
         };
@@ -131,19 +177,27 @@ impl Repo {
         self.root.join(HIST_DIR)
     }
 
-    /// The rules in force, in declaration order.
-    pub fn rules(&self) -> &[Rule] {
-        &self.rules
+    /// The rules in force, in declaration order (as of the last read or write through this
+    /// handle, or [`Repo::refresh`]).
+    pub fn rules(&self) -> Arc<Vec<Rule>> {
+        Arc::clone(&self.loaded.borrow().rules)
     }
 
-    /// The recorded renames, oldest first.
-    pub fn renames(&self) -> &[Rename] {
-        &self.renames
+    /// The recorded renames, oldest first (as of the last read or write, as [`Repo::rules`]).
+    pub fn renames(&self) -> Arc<Vec<Rename>> {
+        Arc::clone(&self.loaded.borrow().renames)
     }
 
     /// The array rules that apply to `key`.
     pub fn key_rules(&self, key: &str) -> KeyRules {
-        KeyRules::for_key(&self.rules, key)
+        KeyRules::for_key(self.loaded.borrow().rules.iter(), key)
+    }
+
+    /// Catches up with what other connections committed since this handle last looked:
+    /// reloads the rules and renames, and shreds the keys of forgotten subjects. Every read
+    /// and write does this first; it costs one `PRAGMA data_version` when nothing changed.
+    pub fn refresh(&self) -> Result<()> {
+        self.loaded.borrow_mut().refresh(&self.store, &self.keys)
     }
 
     /// The newest transaction, if any.
@@ -155,12 +209,14 @@ impl Repo {
     pub fn begin(&mut self, opts: TxOptions) -> Result<Txn<'_>> {
         let Repo {
             store,
-            rules,
+            loaded,
             keys,
-            renames,
             ..
         } = self;
         let write = store.begin_write()?;
+        // Under the write lock: no other writer can change the rules before this commits.
+        let loaded = loaded.get_mut();
+        loaded.refresh(write.store(), keys)?;
         let last = write.store().newest_tx_at()?;
         let at = match (opts.at, last.map(|(_, at)| at)) {
             (Some(at), Some(newest)) if at < newest => {
@@ -177,6 +233,10 @@ impl Repo {
             reason: opts.reason.filter(|r| !r.is_empty()),
             kind: opts.kind,
         };
+        let (rules, renames) = (
+            Arc::make_mut(&mut loaded.rules),
+            Arc::make_mut(&mut loaded.renames),
+        );
         Ok(Txn::new(write, rules, keys, renames, info))
     }
 
@@ -199,8 +259,12 @@ impl Repo {
     }
 
     /// Runs the read `f` in one SQLite read transaction ([`Store::snapshot`]).
+    /// The rules and renames are brought up to date first, inside the read transaction.
     pub(crate) fn snapshot<T>(&self, f: impl FnOnce() -> Result<T>) -> Result<T> {
-        self.store.snapshot(f)
+        self.store.snapshot(|| {
+            self.refresh()?;
+            f()
+        })
     }
 
     /// The last transaction included by `when` (`None`: before the first transaction).
@@ -211,6 +275,7 @@ impl Repo {
     /// The current document under `key` (personal values unsealed).
     pub fn current(&self, key: &str) -> Result<Option<Value>> {
         check_key(key)?;
+        self.refresh()?;
         let doc = self.current_stored(key)?;
         self.unseal_doc(doc)
     }
@@ -219,6 +284,7 @@ impl Repo {
     /// the stored text itself unless it holds sealed values, so no tree is built.
     pub fn current_text(&self, key: &str) -> Result<Option<String>> {
         check_key(key)?;
+        self.refresh()?;
         match self.store.doc_text(key)? {
             Some(t) if t.contains(crate::shred::SEALED) => {
                 let doc = self.unseal_doc(Some(parse_stored(&t)?))?;

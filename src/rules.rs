@@ -172,6 +172,16 @@ pub fn glob_matches(glob: &str, key: &str) -> bool {
     globset::Glob::new(glob).is_ok_and(|g| g.compile_matcher().is_match(key))
 }
 
+/// A `--keys` glob compiled for matching many keys.
+pub(crate) fn key_matcher(glob: &str) -> crate::Result<globset::GlobMatcher> {
+    globset::Glob::new(glob)
+        .map(|g| g.compile_matcher())
+        .map_err(|e| crate::Error::Glob {
+            glob: glob.to_owned(),
+            message: e.to_string(),
+        })
+}
+
 /// Checks that a `--keys` glob is well formed.
 pub fn check_glob(glob: &str) -> Result<(), String> {
     globset::Glob::new(glob)

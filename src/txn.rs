@@ -184,6 +184,11 @@ impl Txn<'_> {
         self.records.push(record);
     }
 
+    /// The keys of crypto-shredding (`hist keys` moves what protects them).
+    pub(crate) fn keys(&self) -> &crate::shred::Keys {
+        self.keys
+    }
+
     /// Records the transaction even if it changes no document (a tracked file whose bytes
     /// changed while its parsed content did not).
     pub(crate) fn record_always(&mut self) {

@@ -1,8 +1,7 @@
 use super::ui::{palette, show_path};
-use super::{CliError, Env, OutputOpts, Ui, parse_when};
+use super::{CliError, Env, OutputOpts, Ui};
 use clap::Args;
 use hist::DocPath;
-use hist::canon::Value;
 
 /// Show who last set every field of a document, and when and why
 ///
@@ -33,25 +32,25 @@ pub struct BlameArgs {
     #[arg(value_name = "@WHEN")]
     pub when: Option<String>,
     /// Only the fields at or below this path.
-    #[arg(long, short = 'p', value_name = "PATH", allow_hyphen_values = true)]
+    #[arg(long, value_name = "PATH", allow_hyphen_values = true)]
     pub path: Option<String>,
     #[command(flatten)]
     pub output: OutputOpts,
 }
 
 pub fn cmd_blame(ui: &mut Ui, env: &Env, args: &BlameArgs) -> Result<(), CliError> {
-    let when = args.when.as_deref().map(parse_when).transpose()?;
+    let when = args.when.as_deref().map(|w| env.when(w)).transpose()?;
     let path = args.path.as_deref().map(DocPath::parse).transpose()?;
     let repo = env.repo()?;
     let blame = repo.blame(&args.key, when, path.as_ref())?;
     let then = when.map_or_else(|| "now".to_owned(), |w| format!("at {w}"));
     if !blame.document {
-        return Err(
-            CliError::user(format!("{} does not exist {then}", args.key)).hint(
-                "`hist sql \"SELECT key FROM current\"` lists the documents; \
-                 `hist log KEY` shows when one existed",
-            ),
-        );
+        let absent = hist::Error::NoDocument {
+            key: args.key.clone(),
+            when,
+        };
+        return Err(CliError::from(absent)
+            .hint("`hist ls` lists the documents; `hist log KEY` shows when one existed"));
     }
     if blame.value.is_none() {
         return Err(CliError::user(format!(
@@ -63,29 +62,7 @@ pub fn cmd_blame(ui: &mut Ui, env: &Env, args: &BlameArgs) -> Result<(), CliErro
     ui.page();
     if args.output.json {
         for leaf in &blame.leaves {
-            let mut obj = Value::from_iter([
-                ("key", Value::from(&args.key)),
-                ("path", Value::from(leaf.path.to_string())),
-                ("value", leaf.value.clone()),
-                ("tx", Value::Null),
-                ("at", Value::Null),
-                ("actor", Value::Null),
-                ("reason", Value::Null),
-                ("op", Value::Null),
-                ("change_path", Value::Null),
-            ]);
-            if let Some(s) = &leaf.setter {
-                obj["tx"] = Value::from(s.tx.id);
-                obj["at"] = Value::String(s.tx.at.to_string());
-                obj["actor"] = Value::String(s.tx.actor.clone());
-                obj["reason"] = s.tx.reason.clone().map_or(Value::Null, Value::String);
-                obj["op"] = Value::String(s.op.as_str().to_owned());
-                obj["change_path"] = Value::String(s.change_path.to_string());
-                if s.compacted {
-                    obj["compacted"] = Value::Bool(true);
-                }
-            }
-            ui.json(&obj)?;
+            ui.json(&hist::records::blame_leaf(&args.key, leaf))?;
         }
         return Ok(());
     }

@@ -1,5 +1,5 @@
 use super::ui::paint_change;
-use super::{CliError, Env, Ui, parse_when};
+use super::{CliError, Env, ExitCodeOpts, Ui};
 use clap::{Args, ValueEnum};
 use hist::canon::Value;
 use hist::time::When;
@@ -10,9 +10,15 @@ use hist::time::When;
 /// The internal format lists structural changes (`~ /path: old -> new`); json-patch prints an
 /// RFC 6902 patch with positional JSON Pointers, valid against the document at A.
 ///
+/// WHEN is @2026-08-01 (00:00 UTC), @2026-08-01T16:40:00Z (any offset), @tx:42, or what git
+/// takes: @yesterday, @'2 weeks ago', @'2026-08-01 16:40' (UTC).
+/// With --exit-code (or --quiet, which prints nothing), exits 1 when there are differences,
+/// 0 when there are none and 2 on an error.
+///
 /// Examples:
 ///   hist diff customer/4411 @2026-01-01
 ///   hist diff feed/acme @2026-09-01 @2026-10-01 --format json-patch
+///   hist diff feed/acme @yesterday --quiet || echo "the feed changed since yesterday"
 #[derive(Debug, Args)]
 #[command(verbatim_doc_comment)]
 pub struct DiffArgs {
@@ -30,6 +36,8 @@ pub struct DiffArgs {
     /// Print NDJSON (internal format).
     #[arg(long)]
     pub json: bool,
+    #[command(flatten)]
+    pub exit: ExitCodeOpts,
 }
 
 /// Output formats of `diff`.
@@ -42,10 +50,19 @@ pub enum Format {
 }
 
 pub fn cmd_diff(ui: &mut Ui, env: &Env, args: &DiffArgs) -> Result<(), CliError> {
-    let from = parse_when(&args.from)?;
-    let to = args.to.as_deref().map(parse_when).transpose()?;
+    args.exit.finish(diff(ui, env, args))
+}
+
+/// Prints the diff; true when there are differences.
+fn diff(ui: &mut Ui, env: &Env, args: &DiffArgs) -> Result<bool, CliError> {
+    let from = env.when(&args.from)?;
+    let to = args.to.as_deref().map(|w| env.when(w)).transpose()?;
     let repo = env.repo()?;
     let d = repo.diff(&args.key, from, to)?;
+    let changed = !d.changes.is_empty();
+    if args.exit.quiet {
+        return Ok(changed);
+    }
     ui.page();
     match args.format {
         Format::JsonPatch => {
@@ -57,7 +74,7 @@ pub fn cmd_diff(ui: &mut Ui, env: &Env, args: &DiffArgs) -> Result<(), CliError>
             })?;
             ui.line(hist::canon::to_pretty_string(&hist::canon::Value::Array(
                 patch,
-            )))
+            )))?;
         }
         Format::Internal if args.json => {
             for c in &d.changes {
@@ -74,7 +91,6 @@ pub fn cmd_diff(ui: &mut Ui, env: &Env, args: &DiffArgs) -> Result<(), CliError>
                 }
                 ui.json(&obj)?;
             }
-            Ok(())
         }
         Format::Internal => {
             for c in &d.changes {
@@ -85,7 +101,7 @@ pub fn cmd_diff(ui: &mut Ui, env: &Env, args: &DiffArgs) -> Result<(), CliError>
                 let to = to.map_or_else(|| "now".to_owned(), |w: When| w.to_string());
                 ui.note(format!("no differences between {from} and {to}"));
             }
-            Ok(())
         }
     }
+    Ok(changed)
 }

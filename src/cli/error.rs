@@ -13,6 +13,9 @@ pub enum Kind {
     Usage,
     /// A bug in hist (exit 255).
     Internal,
+    /// A failure of a command run with `--exit-code`, where 1 means "changed" (exit 2, as
+    /// diff(1) does).
+    Trouble,
 }
 
 /// A failure of a command, with hints for the user.
@@ -66,6 +69,21 @@ impl CliError {
         }
     }
 
+    /// Exit 1 without a message: "something changed", for `--exit-code`.
+    pub fn changed() -> Self {
+        Self::exit_quietly()
+    }
+
+    /// The error as a command run with `--exit-code` reports it: a failure exits 2, since
+    /// 1 means that something changed; usage errors (2) and bugs (255) keep their code.
+    #[must_use]
+    pub fn under_exit_code(mut self) -> Self {
+        if self.kind == Kind::User && !self.silent {
+            self.kind = Kind::Trouble;
+        }
+        self
+    }
+
     /// Adds a hint line.
     #[must_use]
     pub fn hint(mut self, hint: impl Into<String>) -> Self {
@@ -90,7 +108,7 @@ impl CliError {
         }
         ExitCode::from(match self.kind {
             Kind::User => 1,
-            Kind::Usage => 2,
+            Kind::Usage | Kind::Trouble => 2,
             Kind::Internal => 255,
         })
     }
@@ -155,6 +173,15 @@ fn shred_hint(e: &ShredError) -> Option<&'static str> {
         }
         ShredError::NoSubject { .. } => {
             "write the subject field in the same document, or declare the rule without --subject-from (the subject is then the document key)"
+        }
+        ShredError::Locked(hist::shred::Protection::Passphrase) => {
+            "set HIST_PASSPHRASE, or pass --passphrase-file FILE; reads and writes that touch no personal value work without it"
+        }
+        ShredError::Locked(_) => {
+            "pass --identity FILE (or set HIST_IDENTITY) with the age identity kept outside the repository; reads and writes that touch no personal value work without it"
+        }
+        ShredError::WrongKey(_) => {
+            "`hist keys` says what unlocks keys.db; give that identity file or passphrase"
         }
         ShredError::UnknownSubject(_) => {
             "the subject is the document key, or the value at the rule's --subject-from path; `hist rules` lists the personal rules"

@@ -1,5 +1,4 @@
-use super::ui::change_json;
-use super::{CliError, Env, Ui, parse_when};
+use super::{CliError, Env, Ui};
 use clap::Args;
 use hist::ExportFilter;
 use hist::canon::Value;
@@ -33,11 +32,11 @@ pub fn cmd_export(ui: &mut Ui, env: &Env, args: &ExportArgs) -> Result<(), CliEr
     }
     let filter = ExportFilter {
         keys: args.keys.clone(),
-        since: args.since.as_deref().map(parse_when).transpose()?,
+        since: args.since.as_deref().map(|w| env.when(w)).transpose()?,
     };
     let repo = env.repo()?;
     repo.export(&filter, |c| {
-        let mut record = change_json(&c.tx, &c.key, &c.change);
+        let mut record = hist::records::change(&c.tx, &c.key, &c.change);
         if let Value::Object(map) = &mut record {
             map.insert("kind".into(), Value::String(c.tx.kind.clone()));
         }

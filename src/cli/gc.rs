@@ -1,6 +1,6 @@
 //! `gc`: apply retention, drop unreferenced objects, reclaim space.
 
-use super::{CliError, Env, OutputOpts, Ui, WriteOpts, parse_write_time};
+use super::{CliError, Env, OutputOpts, Ui, WriteOpts};
 use clap::Args;
 use hist::canon::Value;
 use hist::{Compaction, GcOutcome};
@@ -35,7 +35,12 @@ pub struct GcArgs {
 
 pub fn cmd_gc(ui: &mut Ui, env: &Env, args: &GcArgs) -> Result<(), CliError> {
     if args.dry_run {
-        let at = args.write.at.as_deref().map(parse_write_time).transpose()?;
+        let at = args
+            .write
+            .at
+            .as_deref()
+            .map(|t| env.write_time(t))
+            .transpose()?;
         let repo = env.repo()?;
         let plan = repo.gc_plan(at.unwrap_or(env.now))?;
         print_plan(ui, &plan.compactions, args.output)?;

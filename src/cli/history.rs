@@ -2,7 +2,6 @@ use super::ui::{one_line, palette, show_time};
 use super::{CliError, Env, OutputOpts, Ui};
 use clap::Args;
 use hist::DocPath;
-use hist::canon::Value;
 
 /// List every change that altered the value at PATH, oldest first
 ///
@@ -31,32 +30,7 @@ pub fn cmd_history(ui: &mut Ui, env: &Env, args: &HistoryArgs) -> Result<(), Cli
     ui.page();
     for e in &entries {
         if args.output.json {
-            let mut obj = Value::from_iter([
-                ("at", Value::from(e.tx.at.to_string())),
-                ("actor", Value::from(&e.tx.actor)),
-                ("tx", Value::from(e.tx.id)),
-                ("reason", Value::from(e.tx.reason.clone())),
-                ("key", Value::from(&args.key)),
-                ("path", Value::from(e.path.to_string())),
-                ("op", Value::from(e.op.as_str())),
-                ("change_path", Value::from(e.change_path.to_string())),
-            ]);
-            if let Value::Object(map) = &mut obj {
-                if e.compacted {
-                    map.insert("compacted".into(), Value::Bool(true));
-                }
-                if let Some(m) = &e.moved {
-                    map.insert("from".into(), Value::String(m.from.to_string()));
-                    map.insert("to".into(), Value::String(m.to.to_string()));
-                }
-                if let Some(old) = &e.old {
-                    map.insert("old".into(), old.clone());
-                }
-                if let Some(new) = &e.new {
-                    map.insert("new".into(), new.clone());
-                }
-            }
-            ui.json(&obj)?;
+            ui.json(&hist::records::history_entry(&args.key, e))?;
         } else {
             let what = match (e.op, &e.moved) {
                 (hist::Op::Move, Some(m)) if m.to == e.path => {

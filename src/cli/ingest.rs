@@ -1,6 +1,6 @@
 use super::ui::{change_brief, read_input};
 use super::write::report_written;
-use super::{CliError, Env, OutputOpts, Ui, WriteOpts};
+use super::{CliError, Env, ExitCodeOpts, OutputOpts, Ui, WriteOpts};
 use clap::Args;
 use hist::PutOutcome;
 use std::path::PathBuf;
@@ -10,10 +10,13 @@ use std::path::PathBuf;
 /// The snapshot is canonicalized and hashed; if it equals the last snapshot only a check is
 /// recorded ("unchanged"), otherwise only its structural difference from the last version is
 /// stored, with arrays matched by the declared rules (`hist rules`).
+/// With --exit-code (or --quiet, which prints nothing), exits 1 when the snapshot changed the
+/// document, 0 when it was unchanged and 2 on an error: a poller can act on a change.
 ///
 /// Examples:
 ///   hist ingest feed/acme feed.json --actor poller:acme
 ///   curl -s https://api.example.com/feed | hist ingest feed/acme - --actor poller:acme
+///   curl -s https://api.example.com/feed | hist ingest feed/acme - --exit-code --quiet || notify
 #[derive(Debug, Args)]
 #[command(verbatim_doc_comment)]
 pub struct IngestArgs {
@@ -25,9 +28,16 @@ pub struct IngestArgs {
     pub write: WriteOpts,
     #[command(flatten)]
     pub output: OutputOpts,
+    #[command(flatten)]
+    pub exit: ExitCodeOpts,
 }
 
 pub fn cmd_ingest(ui: &mut Ui, env: &Env, args: &IngestArgs) -> Result<(), CliError> {
+    args.exit.finish(ingest(ui, env, args))
+}
+
+/// Records the snapshot and reports it; true when it changed the document.
+fn ingest(ui: &mut Ui, env: &Env, args: &IngestArgs) -> Result<bool, CliError> {
     let opts = env.tx_options(&args.write, "ingest")?;
     let (name, bytes) = read_input(args.file.as_deref(), env)?;
     let mut repo = env.repo()?;
@@ -40,14 +50,21 @@ pub fn cmd_ingest(ui: &mut Ui, env: &Env, args: &IngestArgs) -> Result<(), CliEr
     })?;
     drop(bytes);
     let commit = txn.commit()?;
+    if args.exit.quiet {
+        for w in &commit.warnings {
+            ui.warn(w);
+        }
+        return Ok(outcome != PutOutcome::Unchanged);
+    }
     if outcome == PutOutcome::Unchanged {
         if !args.output.json {
             ui.line("unchanged")?;
         }
-        return Ok(());
+        return Ok(false);
     }
     if args.output.json || commit.changes.len() <= 20 {
-        return report_written(ui, commit, args.output);
+        report_written(ui, commit, args.output)?;
+        return Ok(true);
     }
     // A short summary for large diffs.
     for w in &commit.warnings {
@@ -69,5 +86,6 @@ pub fn cmd_ingest(ui: &mut Ui, env: &Env, args: &IngestArgs) -> Result<(), CliEr
     ui.line(format!(
         "recorded tx {tx} ({} changes: {add} added, {rm} removed, {rep} replaced)",
         commit.changes.len()
-    ))
+    ))?;
+    Ok(true)
 }

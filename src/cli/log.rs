@@ -1,5 +1,5 @@
-use super::ui::{change_json, paint_change, palette, show_time};
-use super::{CliError, Env, OutputOpts, Ui, parse_when};
+use super::ui::{paint_change, palette, show_time};
+use super::{CliError, Env, OutputOpts, Ui};
 use clap::Args;
 use hist::canon::Value;
 use hist::{DocPath, LogFilter};
@@ -47,8 +47,8 @@ pub fn cmd_log(ui: &mut Ui, env: &Env, args: &LogArgs) -> Result<(), CliError> {
         key: args.key.clone(),
         path: args.path.as_deref().map(DocPath::parse).transpose()?,
         actor: args.actor.clone(),
-        since: args.since.as_deref().map(parse_when).transpose()?,
-        until: args.until.as_deref().map(parse_when).transpose()?,
+        since: args.since.as_deref().map(|w| env.when(w)).transpose()?,
+        until: args.until.as_deref().map(|w| env.when(w)).transpose()?,
         limit: args.limit,
         with_changes: args.patch,
     };
@@ -70,7 +70,7 @@ pub fn cmd_log(ui: &mut Ui, env: &Env, args: &LogArgs) -> Result<(), CliError> {
                 let changes: Vec<_> = entry
                     .changes
                     .iter()
-                    .map(|c| change_json(tx, &c.key, &c.change))
+                    .map(|c| hist::records::change(tx, &c.key, &c.change))
                     .collect();
                 obj["changes"] = Value::Array(changes);
             }

@@ -21,7 +21,9 @@ mod import;
 mod import_from;
 mod ingest;
 mod init;
+mod keys;
 mod log;
+mod ls;
 #[cfg(test)]
 mod man;
 mod mv;
@@ -72,6 +74,14 @@ pub struct Cli {
     /// through $HIST_PAGER, $PAGER or `less -FRX`).
     #[arg(long, global = true)]
     pub no_pager: bool,
+    /// The age identity file that unlocks keys.db when it is kept outside the repository
+    /// (needed only to read or write personal values).
+    #[arg(long, global = true, env = "HIST_IDENTITY", value_name = "FILE")]
+    pub identity: Option<PathBuf>,
+    /// A file whose first line is the passphrase that unlocks keys.db (or set
+    /// HIST_PASSPHRASE).
+    #[arg(long, global = true, value_name = "FILE")]
+    pub passphrase_file: Option<PathBuf>,
     /// The command.
     #[command(subcommand)]
     pub command: Command,
@@ -82,10 +92,16 @@ pub struct Cli {
 /// The help of each command (`hist COMMAND --help`, its man page) is the doc comment of its
 /// `…Args` struct, with an example: do not put doc comments on these variants, clap would
 /// use them instead and drop the struct's.
+///
+/// Each command's arguments are defined only when that command runs (`defer`): building all
+/// 28 of them took a fifth of a `hist --version`. Help that lists the commands builds them
+/// all first ([`run`]).
 #[derive(Debug, Subcommand)]
+#[command(defer = true)]
 #[allow(missing_docs)]
 pub enum Command {
     Init(init::InitArgs),
+    Keys(keys::KeysArgs),
     Set(write::SetArgs),
     Rm(write::RmArgs),
     Apply(write::ApplyArgs),
@@ -94,6 +110,7 @@ pub enum Command {
     Show(show::ShowArgs),
     History(history::HistoryArgs),
     Log(log::LogArgs),
+    Ls(ls::LsArgs),
     Blame(blame::BlameArgs),
     Diff(diff::DiffArgs),
     Sql(sql::SqlArgs),
@@ -136,16 +153,50 @@ pub struct OutputOpts {
     pub json: bool,
 }
 
+/// `--exit-code` and `--quiet`, for commands that tell whether something changed (`diff`,
+/// `status`, `ingest`), as diff(1) and `git diff --exit-code` do.
+#[derive(Debug, Args, Clone, Copy, Default)]
+pub struct ExitCodeOpts {
+    /// Exit 0 when nothing changed, 1 when something did, 2 on an error (255: a bug in
+    /// hist).
+    #[arg(long)]
+    pub exit_code: bool,
+    /// Print nothing on stdout; implies --exit-code.
+    #[arg(long, short = 'q')]
+    pub quiet: bool,
+}
+
+impl ExitCodeOpts {
+    /// True when the exit code tells whether something changed.
+    pub fn wanted(self) -> bool {
+        self.exit_code || self.quiet
+    }
+
+    /// The end of a command that found `changed`: exit 1 when it did and the code is
+    /// wanted; a failure exits 2 then.
+    pub fn finish(self, result: Result<bool, CliError>) -> Result<(), CliError> {
+        match result {
+            Ok(true) if self.wanted() => Err(CliError::changed()),
+            Ok(_) => Ok(()),
+            Err(e) if self.wanted() => Err(e.under_exit_code()),
+            Err(e) => Err(e),
+        }
+    }
+}
+
 /// What commands need from the outside world.
 pub struct Env {
     /// The clock (HIST_NOW pins it for tests and reproducible imports).
     pub now: Timestamp,
     /// Where the command runs.
     pub cwd: PathBuf,
+    /// What unlocks keys.db (--identity, HIST_IDENTITY, --passphrase-file, HIST_PASSPHRASE).
+    pub keys: hist::shred::KeyAccess,
 }
 
 impl Env {
-    fn from_process(dir: Option<PathBuf>) -> Result<Self, CliError> {
+    fn from_process(cli: &Cli) -> Result<Self, CliError> {
+        let dir = cli.chdir.clone();
         let now = match std::env::var("HIST_NOW") {
             Ok(text) => Timestamp::parse_rfc3339(&text).ok_or_else(|| {
                 CliError::usage(format!("HIST_NOW={text:?} is not an RFC 3339 time"))
@@ -165,12 +216,18 @@ impl Env {
                 cwd.display()
             )));
         }
-        Ok(Self { now, cwd })
+        let keys = hist::shred::KeyAccess {
+            identity: cli.identity.as_ref().map(|p| cwd.join(p)),
+            passphrase: passphrase(cli.passphrase_file.as_deref(), "HIST_PASSPHRASE", &cwd)?,
+        };
+        Ok(Self { now, cwd, keys })
     }
 
     /// Opens the repository that contains the working directory.
     pub fn repo(&self) -> Result<Repo, CliError> {
-        Repo::discover(&self.cwd).map_err(Into::into)
+        let mut repo = Repo::discover(&self.cwd)?;
+        repo.set_key_access(self.keys.clone());
+        Ok(repo)
     }
 
     /// Validates the write options into transaction options.
@@ -180,40 +237,81 @@ impl Env {
                 "name the actor with --actor kind:name or the HIST_ACTOR environment variable",
             )
         })?;
-        let at = opts.at.as_deref().map(parse_write_time).transpose()?;
+        let at = opts.at.as_deref().map(|t| self.write_time(t)).transpose()?;
         Ok(TxOptions::new(actor, kind, self.now)
             .reason(opts.reason.clone())
             .at(at))
     }
 }
 
-/// Parses `--at` for a write: a time, not a transaction.
-fn parse_write_time(text: &str) -> Result<Timestamp, CliError> {
-    match When::parse(text)? {
-        When::At(ts) => Ok(ts),
-        When::Tx(_) => Err(CliError::usage("--at takes a time for a write, not @tx:N")),
+impl Env {
+    /// Parses a `WHEN` (an argument or the value of `--since`, `--until`, …): every command
+    /// reads times through this one parser, relative forms against the command's clock.
+    pub fn when(&self, text: &str) -> Result<When, CliError> {
+        Ok(When::parse_at(text, self.now)?)
+    }
+
+    /// Parses `--at` for a write: a time, not a transaction.
+    pub fn write_time(&self, text: &str) -> Result<Timestamp, CliError> {
+        match self.when(text)? {
+            When::At(ts) => Ok(ts),
+            When::Tx(_) => Err(CliError::usage("--at takes a time for a write, not @tx:N")),
+        }
     }
 }
 
-/// Parses a `@WHEN` argument.
-pub fn parse_when(text: &str) -> Result<When, CliError> {
-    Ok(When::parse(text)?)
+/// A passphrase: the first line of `file`, or the environment variable `var`.
+pub fn passphrase(
+    file: Option<&std::path::Path>,
+    var: &str,
+    cwd: &std::path::Path,
+) -> Result<Option<hist::shred::SecretString>, CliError> {
+    if let Some(file) = file {
+        let text = std::fs::read_to_string(cwd.join(file)).map_err(|e| {
+            CliError::user(format!(
+                "cannot read the passphrase from {}: {e}",
+                file.display()
+            ))
+        })?;
+        let line = text.lines().next().unwrap_or_default().to_owned();
+        return Ok(Some(line.into()));
+    }
+    Ok(std::env::var(var).ok().map(Into::into))
 }
 
 /// Runs the command line and returns the exit code.
 pub fn run() -> ExitCode {
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
-        Err(e) => return report_clap_error(&e),
+        Err(e) => return report_clap_error(&help_with_every_command(e)),
     };
     let mut ui = Ui::for_terminal(cli.color, !cli.no_pager);
-    let result = Env::from_process(cli.chdir).and_then(|env| dispatch(&mut ui, &env, cli.command));
+    let result = Env::from_process(&cli).and_then(|env| dispatch(&mut ui, &env, cli.command));
     // Close the pager (if any) before an error is printed, so the error stays on screen.
     let finished = ui.finish();
     match result.and(finished) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => e.report_styled(stderr_colors(cli.color)),
     }
+}
+
+/// The commands are defined when they run (`defer`): help that lists them (`hist -h`,
+/// `hist help`, `hist` alone) is rendered again from a command tree built whole, so that
+/// each shows its summary.
+fn help_with_every_command(e: clap::Error) -> clap::Error {
+    use clap::CommandFactory;
+    use clap::error::ErrorKind;
+    if !matches!(
+        e.kind(),
+        ErrorKind::DisplayHelp | ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand
+    ) {
+        return e;
+    }
+    let mut cmd = Cli::command();
+    cmd.build();
+    cmd.try_get_matches_from_mut(std::env::args_os())
+        .err()
+        .unwrap_or(e)
 }
 
 /// True when messages on stderr may be painted.
@@ -245,6 +343,7 @@ fn report_clap_error(e: &clap::Error) -> ExitCode {
 fn dispatch(ui: &mut Ui, env: &Env, command: Command) -> Result<(), CliError> {
     match command {
         Command::Init(args) => init::cmd_init(ui, env, &args),
+        Command::Keys(args) => keys::cmd_keys(ui, env, &args),
         Command::Set(args) => write::cmd_set(ui, env, &args),
         Command::Rm(args) => write::cmd_rm(ui, env, &args),
         Command::Apply(args) => write::cmd_apply(ui, env, &args),
@@ -253,6 +352,7 @@ fn dispatch(ui: &mut Ui, env: &Env, command: Command) -> Result<(), CliError> {
         Command::Show(args) => show::cmd_show(ui, env, &args),
         Command::History(args) => history::cmd_history(ui, env, &args),
         Command::Log(args) => log::cmd_log(ui, env, &args),
+        Command::Ls(args) => ls::cmd_ls(ui, env, &args),
         Command::Diff(args) => diff::cmd_diff(ui, env, &args),
         Command::Sql(args) => sql::cmd_sql(ui, env, &args),
         Command::Rules(args) => rules::cmd_rules(ui, env, &args),

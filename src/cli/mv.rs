@@ -1,6 +1,5 @@
 //! `mv`: record a rename.
 
-use super::ui::change_json;
 use super::{CliError, Env, OutputOpts, Ui, WriteOpts};
 use clap::Args;
 use hist::DocPath;
@@ -56,7 +55,7 @@ pub fn cmd_mv(ui: &mut Ui, env: &Env, args: &MvArgs) -> Result<(), CliError> {
     if args.output.json {
         for (key, changes) in &moved {
             for change in changes {
-                ui.json(&change_json(&tx, key, change))?;
+                ui.json(&hist::records::change(&tx, key, change))?;
             }
         }
         return Ok(());

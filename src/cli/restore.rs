@@ -1,7 +1,7 @@
 //! `restore`: write a tracked file back, byte for byte.
 
 use super::track::track_error;
-use super::{CliError, Env, Ui, parse_when};
+use super::{CliError, Env, Ui};
 use clap::Args;
 use std::path::PathBuf;
 
@@ -33,7 +33,7 @@ pub struct RestoreArgs {
 }
 
 pub fn cmd_restore(ui: &mut Ui, env: &Env, args: &RestoreArgs) -> Result<(), CliError> {
-    let when = args.when.as_deref().map(parse_when).transpose()?;
+    let when = args.when.as_deref().map(|w| env.when(w)).transpose()?;
     hist::track::check_file_key(&args.key).map_err(|e| track_error(e.into()))?;
     let repo = env.repo()?;
     if args.output.as_deref().is_some_and(|o| o.as_os_str() == "-") {

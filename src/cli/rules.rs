@@ -140,7 +140,7 @@ pub struct RmRuleArgs {
 pub fn cmd_rules(ui: &mut Ui, env: &Env, args: &RulesArgs) -> Result<(), CliError> {
     let Some(action) = &args.action else {
         let repo = env.repo()?;
-        for rule in repo.rules() {
+        for rule in repo.rules().iter() {
             if args.output.json {
                 ui.json(&Value::from_iter([
                     ("id", Value::from(rule.id)),

@@ -1,4 +1,4 @@
-use super::{CliError, Env, Ui, parse_when};
+use super::{CliError, Env, Ui};
 use clap::Args;
 use hist::DocPath;
 use std::borrow::Cow;
@@ -20,7 +20,7 @@ pub struct ShowArgs {
     #[arg(value_name = "@WHEN")]
     pub when: Option<String>,
     /// Show only the value at this path.
-    #[arg(long, short = 'p', value_name = "PATH", allow_hyphen_values = true)]
+    #[arg(long, value_name = "PATH", allow_hyphen_values = true)]
     pub path: Option<String>,
     /// Print compact canonical JSON on one line.
     #[arg(long)]
@@ -28,7 +28,7 @@ pub struct ShowArgs {
 }
 
 pub fn cmd_show(ui: &mut Ui, env: &Env, args: &ShowArgs) -> Result<(), CliError> {
-    let when = args.when.as_deref().map(parse_when).transpose()?;
+    let when = args.when.as_deref().map(|w| env.when(w)).transpose()?;
     let path = args.path.as_deref().map(DocPath::parse).transpose()?;
     let repo = env.repo()?;
     // The document as canonical text, stored or replayed to the moment asked for: no tree
@@ -43,10 +43,8 @@ pub fn cmd_show(ui: &mut Ui, env: &Env, args: &ShowArgs) -> Result<(), CliError>
     };
     let then = when.map_or_else(|| "now".to_owned(), |w| format!("at {w}"));
     let Some(text) = text else {
-        return Err(CliError::user(format!(
-            "{} does not exist {then}",
-            args.key
-        )));
+        let key = args.key.clone();
+        return Err(hist::Error::NoDocument { key, when }.into());
     };
     let shown: Cow<'_, str> = match &path {
         None => Cow::Borrowed(&text),

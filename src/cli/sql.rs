@@ -1,14 +1,16 @@
 use super::{CliError, Env, Ui};
 use clap::Args;
 use hist::SqlValue;
-use hist::canon::{Map, Value};
+use unicode_width::UnicodeWidthStr;
 
 /// Run a read-only SQL query over the change log
 ///
 /// The views: changes(id, tx, at, actor, reason, key, path, op, old, new), transactions(id,
 /// at, actor, reason, kind), current(key, doc, updated_at) and checks(key, at, actor, hash).
 /// `at` is ISO-8601 UTC text, so `at >= '2026-09-01'` works; old and new are JSON text. Any
-/// write is refused.
+/// write is refused. The table lines up wide characters (CJK, emoji) by their width on the
+/// terminal, and shows control characters escaped (`\n`, `\u{1b}`); --json and --csv print
+/// values as they are.
 ///
 /// Examples:
 ///   hist sql "SELECT path, count(*) AS changes FROM changes GROUP BY path ORDER BY changes DESC LIMIT 3"
@@ -36,14 +38,26 @@ fn text(v: &SqlValue) -> String {
     }
 }
 
-fn json(v: &SqlValue) -> Value {
-    match v {
-        SqlValue::Null => Value::Null,
-        SqlValue::Integer(i) => Value::from(*i),
-        SqlValue::Real(f) => hist::canon::number_from_f64(*f).map_or(Value::Null, Value::Number),
-        SqlValue::Text(t) => Value::String(t.clone()),
-        SqlValue::Blob(_) => Value::String(text(v)),
+/// A cell as the table shows it: control characters and the marks that reorder text on
+/// screen (bidirectional overrides) escaped, so a value cannot drive the terminal or break
+/// the table's lines.
+fn shown(s: &str) -> String {
+    let hostile = |c: char| {
+        c.is_control()
+            || matches!(c, '\u{200e}' | '\u{200f}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}')
+    };
+    if !s.chars().any(hostile) {
+        return s.to_owned();
     }
+    s.chars()
+        .map(|c| {
+            if hostile(c) {
+                c.escape_debug().to_string()
+            } else {
+                c.to_string()
+            }
+        })
+        .collect()
 }
 
 fn csv_field(s: &str) -> String {
@@ -59,13 +73,7 @@ pub fn cmd_sql(ui: &mut Ui, env: &Env, args: &SqlArgs) -> Result<(), CliError> {
     let result = repo.query_readonly(&args.query)?;
     if args.json {
         for row in &result.rows {
-            let obj: Map = result
-                .columns
-                .iter()
-                .cloned()
-                .zip(row.iter().map(json))
-                .collect();
-            ui.json(&Value::Object(obj))?;
+            ui.json(&hist::records::sql_row(&result.columns, row))?;
         }
     } else if args.csv {
         ui.line(
@@ -88,24 +96,25 @@ pub fn cmd_sql(ui: &mut Ui, env: &Env, args: &SqlArgs) -> Result<(), CliError> {
         let cells: Vec<Vec<String>> = result
             .rows
             .iter()
-            .map(|r| r.iter().map(text).collect())
+            .map(|r| r.iter().map(|v| shown(&text(v))).collect())
             .collect();
-        let mut widths: Vec<usize> = result.columns.iter().map(|c| c.chars().count()).collect();
+        let columns: Vec<String> = result.columns.iter().map(|c| shown(c)).collect();
+        let mut widths: Vec<usize> = columns.iter().map(|c| c.width()).collect();
         for row in &cells {
             for (w, c) in widths.iter_mut().zip(row) {
-                *w = (*w).max(c.chars().count());
+                *w = (*w).max(c.width());
             }
         }
         let fmt_row = |row: &[String]| {
             row.iter()
                 .zip(&widths)
-                .map(|(c, w)| format!("{c:<w$}"))
+                .map(|(c, w)| format!("{c}{}", " ".repeat(w.saturating_sub(c.width()))))
                 .collect::<Vec<_>>()
                 .join("  ")
                 .trim_end()
                 .to_owned()
         };
-        ui.line(fmt_row(&result.columns))?;
+        ui.line(fmt_row(&columns))?;
         for row in &cells {
             ui.line(fmt_row(row))?;
         }

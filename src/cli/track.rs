@@ -15,9 +15,15 @@ use std::time::SystemTime;
 /// Each file's key is its path relative to the repository root (`config/app.toml`), whatever
 /// directory the command runs in. JSON, TOML and YAML files are parsed, so history and diffs
 /// are per field; other files are one text value (or a hash, for binary files). The raw bytes
-/// are kept too, so `hist restore` writes a file back exactly. `.hist/`, `.git/`, symbolic
-/// links and what `.histignore` at the root lists (gitignore syntax) are skipped. A file that
-/// does not parse stops the command before anything is written.
+/// are kept too, so `hist restore` writes a file back exactly. JSON with comments (`.jsonc`,
+/// `.json5`, `tsconfig.json`, `.vscode/settings.json`) is diffed per field too.
+///
+/// `.hist/`, `.git/` and symbolic links are skipped, and so is what ignore files list, as
+/// git does: `.gitignore` in every directory, `.git/info/exclude`, and `.histignore` in every
+/// directory (gitignore syntax; it wins over `.gitignore`). A path named on the command line
+/// is tracked even if ignored. A file that does not parse is not recorded, with a warning
+/// naming it; the others are, and it keeps its last version (`hist status` shows it as
+/// unparsable until it is fixed).
 ///
 /// Example:
 ///   hist track config/ k8s/deploy.yaml --actor user:maria -m "start versioning config"
@@ -36,7 +42,8 @@ pub struct TrackArgs {
 /// Record every changed tracked file as one transaction
 ///
 /// Record every tracked file that changed, appeared in a tracked directory or was deleted,
-/// as one transaction. A deleted file removes its document (its history stays).
+/// as one transaction. A deleted file removes its document (its history stays). A file that
+/// does not parse is left out with a warning and keeps its last version.
 ///
 /// Example:
 ///   hist commit -m "raise the port" --actor user:maria
@@ -137,6 +144,11 @@ fn report(ui: &mut Ui, rec: Recorded, output: OutputOpts, nothing: &str) -> Resu
     for w in &rec.warnings {
         ui.warn(w);
     }
+    for e in &rec.unparsable {
+        ui.warn(format!(
+            "{e}; not recorded: it keeps its last version until it is fixed"
+        ));
+    }
     if !rec.skipped.is_empty() {
         ui.warn(format!(
             "skipped {} symbolic links, special files or unusable names: {}",
@@ -193,8 +205,9 @@ fn report(ui: &mut Ui, rec: Recorded, output: OutputOpts, nothing: &str) -> Resu
 pub(super) fn track_error(e: hist::Error) -> CliError {
     use hist::track::TrackError as T;
     let hint = match &e {
-        hist::Error::Track(T::Parse(_)) => {
-            Some("fix the file and run the command again; nothing was recorded")
+        hist::Error::Track(T::Parse(_)) => Some("fix the file and run the command again"),
+        hist::Error::Track(T::Ignore(_)) => {
+            Some("fix the pattern in that file (gitignore syntax); nothing was recorded")
         }
         hist::Error::Track(T::NotTracked(_)) => {
             Some("`hist status` lists tracked files; `hist track PATH` adds one")

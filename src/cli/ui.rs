@@ -1,9 +1,11 @@
 //! Output: data to stdout (buffered; a closed pipe ends quietly), chatter to stderr.
 //!
 //! Like git, long output goes through a pager when stdout is a terminal
-//! ([`Ui::page`]: `$HIST_PAGER`, then `$PAGER`, then `less -FRX`; `--no-pager` turns it
-//! off), and colors are used only on a terminal, never when `NO_COLOR` is set or with
-//! `--color never` ([`Ui::paint`]).
+//! ([`Ui::page`]: `$HIST_PAGER`, then `$PAGER`, then `less -FRX`; `--no-pager`, or an
+//! empty `HIST_PAGER` as an empty `GIT_PAGER` does for git, turns it off), and colors are
+//! used only on a terminal, never when `NO_COLOR` is set (unless `--color always` asks
+//! for them: an explicit flag wins, as no-color.org says) or with `--color never`
+//! ([`Ui::paint`]).
 
 use super::CliError;
 use anstyle::{AnsiColor, Style};
@@ -13,9 +15,9 @@ use hist::time::Timestamp;
 use std::io::{self, BufWriter, IsTerminal, Write};
 use std::process::{Child, ChildStdin, Command, Stdio};
 
-/// When to use colors (`--color`): `auto` on a terminal only (CLICOLOR=0 turns them off,
-/// CLICOLOR_FORCE on), `always` even when the output is not a terminal, `never`. A
-/// non-empty NO_COLOR turns them off whatever is asked.
+/// When to use colors (`--color`): `auto` on a terminal only (a non-empty NO_COLOR or
+/// CLICOLOR=0 turns them off, CLICOLOR_FORCE on), `always` even when the output is not a
+/// terminal and whatever NO_COLOR says (an explicit flag wins), `never`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
 #[allow(missing_docs)]
 pub enum ColorChoice {
@@ -81,15 +83,26 @@ fn env_var(name: &str) -> Option<String> {
     std::env::var(name).ok().filter(|v| !v.is_empty())
 }
 
+/// The pager to run: `$HIST_PAGER`, then `$PAGER`, then `less -FRX`. A variable that is set
+/// but empty (or `cat`) means no pager, as `GIT_PAGER=""` does for git.
+fn pager_command() -> Option<String> {
+    let command = ["HIST_PAGER", "PAGER"]
+        .iter()
+        .find_map(|name| std::env::var(name).ok())
+        .unwrap_or_else(|| "less -FRX".to_owned());
+    let trimmed = command.trim();
+    (!trimmed.is_empty() && trimmed != "cat").then_some(command)
+}
+
 /// True when colors should be used on stdout (`stdout_tty`: stdout is a terminal).
 pub fn colors_wanted(choice: ColorChoice, stdout_tty: bool) -> bool {
-    if env_var("NO_COLOR").is_some() {
-        return false;
-    }
     match choice {
         ColorChoice::Never => false,
         ColorChoice::Always => true,
         ColorChoice::Auto => {
+            if env_var("NO_COLOR").is_some() {
+                return false;
+            }
             if env_var("CLICOLOR_FORCE").is_some_and(|v| v != "0") {
                 return true;
             }
@@ -139,12 +152,9 @@ impl Ui {
         if !self.may_page || self.pager.is_some() {
             return;
         }
-        let command = env_var("HIST_PAGER")
-            .or_else(|| env_var("PAGER"))
-            .unwrap_or_else(|| "less -FRX".to_owned());
-        if command.trim() == "cat" {
+        let Some(command) = pager_command() else {
             return;
-        }
+        };
         let mut cmd = Command::new("sh");
         cmd.arg("-c").arg(&command).stdin(Stdio::piped());
         if std::env::var_os("LESS").is_none() {
@@ -332,81 +342,19 @@ pub fn show_time(at: Timestamp) -> String {
     }
 }
 
-/// The NDJSON record of a change: `at, actor, tx, reason, key, path, op, old, new`.
-pub fn change_json(tx: &hist::TxInfo, key: &str, change: &Change) -> Value {
-    let mut obj: hist::canon::Map = record_fields(tx, key, &change.path, change.op)
-        .into_iter()
-        .map(|(name, v)| (name.to_owned(), v))
-        .collect();
-    if let Some(old) = &change.old {
-        obj.insert("old".into(), old.clone());
-    }
-    if let Some(new) = &change.new {
-        obj.insert("new".into(), new.clone());
-    }
-    Value::Object(obj)
-}
-
-/// [`change_json`] of a change a write recorded, as canonical text: its values are spliced
-/// in as the text they are, never parsed.
-pub fn change_text_json(tx: &hist::TxInfo, key: &str, change: &ChangeText) -> String {
-    let fields: Vec<(&str, String)> = record_fields(tx, key, &change.path, change.op)
-        .into_iter()
-        .map(|(name, v)| (name, hist::canon::to_canonical_string(&v)))
-        .collect();
-    let mut members: Vec<(&str, &str)> = fields.iter().map(|(n, t)| (*n, t.as_str())).collect();
-    members.extend(change.old.as_deref().map(|t| ("old", t)));
-    members.extend(change.new.as_deref().map(|t| ("new", t)));
-    hist::canon::object_text(members)
-}
-
-/// The fields of a change record other than its values.
-fn record_fields(
-    tx: &hist::TxInfo,
-    key: &str,
-    path: &hist::DocPath,
-    op: hist::Op,
-) -> [(&'static str, Value); 7] {
-    [
-        ("at", Value::String(tx.at.to_string())),
-        ("actor", Value::String(tx.actor.clone())),
-        ("tx", Value::from(tx.id)),
-        (
-            "reason",
-            tx.reason.clone().map_or(Value::Null, Value::String),
-        ),
-        ("key", Value::String(key.to_owned())),
-        ("path", Value::String(path.to_string())),
-        ("op", Value::String(op.to_string())),
-    ]
-}
-
 /// The largest JSON document a command reads (256 MiB): a larger input is refused before it
 /// is held in memory whole, so a hostile or mistaken input cannot exhaust memory.
 pub const MAX_DOCUMENT_BYTES: u64 = 256 << 20;
 
-/// Reads a file argument, or stdin for `-` or no argument; refuses more than
-/// [`MAX_DOCUMENT_BYTES`].
-pub fn read_input(
+/// Opens a file argument, or stdin for `-` or no argument: its name for messages, a reader
+/// and the file's size (0 for stdin).
+pub fn open_input(
     file: Option<&std::path::Path>,
     env: &super::Env,
-) -> Result<(String, Vec<u8>), CliError> {
-    read_input_with_limit(file, env, Some(MAX_DOCUMENT_BYTES))
-}
-
-/// Reads a file argument, or stdin for `-` or no argument, refusing more than `limit` bytes.
-pub fn read_input_with_limit(
-    file: Option<&std::path::Path>,
-    env: &super::Env,
-    limit: Option<u64>,
-) -> Result<(String, Vec<u8>), CliError> {
-    use std::io::Read;
-    // A file's size sizes the buffer: growing it by doubling would hold up to twice the
-    // document, and peak memory is one of the things an ingest is measured by.
-    let mut size = 0;
-    let (name, reader): (String, Box<dyn Read>) = match file {
-        None => ("standard input".to_owned(), Box::new(io::stdin())),
-        Some(p) if p.as_os_str() == "-" => ("standard input".to_owned(), Box::new(io::stdin())),
+) -> Result<(String, Box<dyn io::Read>, u64), CliError> {
+    Ok(match file {
+        None => ("standard input".to_owned(), Box::new(io::stdin()), 0),
+        Some(p) if p.as_os_str() == "-" => ("standard input".to_owned(), Box::new(io::stdin()), 0),
         Some(p) => {
             let full = if p.is_absolute() {
                 p.to_path_buf()
@@ -415,26 +363,32 @@ pub fn read_input_with_limit(
             };
             let file = std::fs::File::open(&full)
                 .map_err(|e| CliError::user(format!("cannot read {}: {e}", p.display())))?;
-            size = file.metadata().map_or(0, |m| m.len());
-            (p.display().to_string(), Box::new(file))
+            let size = file.metadata().map_or(0, |m| m.len());
+            (p.display().to_string(), Box::new(file), size)
         }
-    };
-    let capacity = size.min(limit.unwrap_or(u64::MAX)).saturating_add(1);
+    })
+}
+
+/// Reads a file argument, or stdin for `-` or no argument; refuses more than
+/// [`MAX_DOCUMENT_BYTES`].
+pub fn read_input(
+    file: Option<&std::path::Path>,
+    env: &super::Env,
+) -> Result<(String, Vec<u8>), CliError> {
+    use std::io::Read;
+    // A file's size sizes the buffer: growing it by doubling would hold up to twice the
+    // document, and peak memory is one of the things an ingest is measured by.
+    let (name, reader, size) = open_input(file, env)?;
+    let capacity = size.min(MAX_DOCUMENT_BYTES).saturating_add(1);
     let mut bytes = Vec::with_capacity(usize::try_from(capacity).unwrap_or(0));
-    let read = match limit {
-        Some(limit) => reader.take(limit + 1).read_to_end(&mut bytes),
-        None => {
-            let mut reader = reader;
-            reader.read_to_end(&mut bytes)
-        }
-    };
-    read.map_err(|e| CliError::user(format!("cannot read {name}: {e}")))?;
-    if let Some(limit) = limit
-        && bytes.len() as u64 > limit
-    {
+    reader
+        .take(MAX_DOCUMENT_BYTES + 1)
+        .read_to_end(&mut bytes)
+        .map_err(|e| CliError::user(format!("cannot read {name}: {e}")))?;
+    if bytes.len() as u64 > MAX_DOCUMENT_BYTES {
         return Err(CliError::user(format!(
             "{name} is larger than {} MiB, the largest document hist reads",
-            limit >> 20
+            MAX_DOCUMENT_BYTES >> 20
         ))
         .hint("split the document into several keys"));
     }

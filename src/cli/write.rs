@@ -1,6 +1,6 @@
 //! `set`, `rm` and `apply`: field writes.
 
-use super::ui::{change_brief, change_text_json, parse_json, read_input};
+use super::ui::{change_brief, parse_json, read_input};
 use super::{CliError, Env, OutputOpts, Ui, WriteOpts};
 use clap::Args;
 use hist::{DocPath, Written};
@@ -118,10 +118,7 @@ pub fn report_written(ui: &mut Ui, commit: Written, output: OutputOpts) -> Resul
         return Ok(());
     };
     if output.json {
-        for (key, change) in &commit.changes {
-            ui.line(change_text_json(tx, key, change))?;
-        }
-        return Ok(());
+        return ui.raw(hist::records::written(&commit).as_bytes());
     }
     let keys: std::collections::BTreeSet<&str> =
         commit.changes.iter().map(|(k, _)| k.as_str()).collect();

@@ -103,7 +103,7 @@ impl Repo {
     pub fn gc_plan(&self, now: Timestamp) -> Result<GcPlan> {
         let newest = self.newest_tx()?.map(|t| t.at);
         let at = newest.map_or(now, |n| n.max(now));
-        compact::plan(&self.store, self.rules(), at)
+        compact::plan(&self.store, &self.rules(), at)
     }
 
     /// Seals the recent changes of every key that has at least `min_changes` of them into

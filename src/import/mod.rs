@@ -136,6 +136,9 @@ pub enum RecordError {
     /// No `"doc"` member.
     #[error("no \"doc\"")]
     NoDoc,
+    /// The line is not UTF-8 text.
+    #[error("the line is not UTF-8 text")]
+    NotUtf8,
     /// An `"at"` that is not a time (its JSON text).
     #[error("\"at\" is not a time: {0}")]
     At(String),
@@ -171,13 +174,25 @@ pub enum ImportError {
         /// What is recorded (the batches committed before).
         recorded: ImportSummary,
     },
+    /// The input could not be read at `line` (every snapshot before it is recorded).
+    #[error("line {line}: {error}")]
+    Read {
+        /// The line being read (from 1).
+        line: usize,
+        /// What failed.
+        error: std::io::Error,
+        /// What was recorded before it.
+        recorded: ImportSummary,
+    },
 }
 
 impl ImportError {
     /// What the import recorded before it stopped: that stays recorded.
     pub fn recorded(&self) -> ImportSummary {
         match self {
-            Self::Record { recorded, .. } | Self::Store { recorded, .. } => *recorded,
+            Self::Record { recorded, .. }
+            | Self::Store { recorded, .. }
+            | Self::Read { recorded, .. } => *recorded,
         }
     }
 }
@@ -342,17 +357,19 @@ impl Drop for Batches<'_> {
 }
 
 impl Repo {
-    /// Records the snapshots of the NDJSON `text` (see the [module doc](crate::import)),
+    /// Records the snapshots of the NDJSON `input` (see the [module doc](crate::import)),
     /// one `ingest` transaction each at `now` (or at the record's `"at"`), committed in
-    /// batches. Blank lines are skipped. `progress` hears of each snapshot recorded and of
-    /// each warning. A batch begun by the caller ([`Repo::begin_batch`]) is committed with
-    /// the first one.
+    /// batches. The input is read a line at a time: memory does not grow with its length.
+    /// Blank lines are skipped. `progress` hears of each snapshot recorded and of each
+    /// warning. A batch begun by the caller ([`Repo::begin_batch`]) is committed with the
+    /// first one.
     ///
-    /// A bad record stops the import with [`ImportError::Record`] (its line); the snapshots
-    /// before it are committed and stay recorded.
+    /// A bad record (a line that is not UTF-8 among them) stops the import with
+    /// [`ImportError::Record`] (its line), and a failure to read with [`ImportError::Read`];
+    /// the snapshots before it are committed and stay recorded.
     pub fn import_ndjson(
         &mut self,
-        text: &str,
+        mut input: impl std::io::BufRead,
         now: Timestamp,
         options: &ImportOptions,
         mut progress: impl FnMut(ImportEvent<'_>),
@@ -360,10 +377,24 @@ impl Repo {
         let store = |error, recorded| ImportError::Store { error, recorded };
         let mut batches =
             Batches::begin(self, now, options).map_err(|e| store(e, ImportSummary::default()))?;
-        for (i, line) in text.lines().enumerate() {
-            let lineno = i + 1;
-            if line.trim().is_empty() {
-                continue;
+        let mut buf = Vec::new();
+        let mut lineno = 0;
+        loop {
+            lineno += 1;
+            buf.clear();
+            match input.read_until(b'\n', &mut buf) {
+                Ok(0) => break,
+                Ok(_) => {}
+                Err(error) => {
+                    // Whatever was recorded before it stays recorded.
+                    let committed = batches.committed();
+                    let recorded = batches.finish().map_err(|e| store(e, committed))?;
+                    return Err(ImportError::Read {
+                        line: lineno,
+                        error,
+                        recorded,
+                    });
+                }
             }
             let warn = |message: &str| {
                 progress(ImportEvent::Warning {
@@ -371,7 +402,18 @@ impl Repo {
                     message,
                 });
             };
-            match import_record(&mut batches, line, warn) {
+            let imported = match std::str::from_utf8(&buf) {
+                Ok(line) => {
+                    let line = line.strip_suffix('\n').unwrap_or(line);
+                    let line = line.strip_suffix('\r').unwrap_or(line);
+                    if line.trim().is_empty() {
+                        continue;
+                    }
+                    import_record(&mut batches, line, warn)
+                }
+                Err(_) => Err(RecordError::NotUtf8),
+            };
+            match imported {
                 Ok((key, outcome)) => progress(ImportEvent::Recorded {
                     line: lineno,
                     key: &key,

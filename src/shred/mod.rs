@@ -44,6 +44,52 @@
 mod keys;
 pub(crate) mod seal;
 
+pub use age::secrecy::SecretString;
+
+pub use crate::error::Protection;
+
+/// How to protect `keys.db` ([`crate::Repo::init_with`], [`crate::Repo::protect_keys`]).
+#[derive(Clone)]
+pub enum KeyProtection {
+    /// A new age identity stored in `keys.db` (file permissions protect it).
+    Repository,
+    /// The age identity in this file, outside the repository; a missing file is created
+    /// (owner-only) with a new identity.
+    IdentityFile(std::path::PathBuf),
+    /// A passphrase (age's scrypt).
+    Passphrase(SecretString),
+}
+
+impl std::fmt::Debug for KeyProtection {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            KeyProtection::Repository => f.write_str("Repository"),
+            KeyProtection::IdentityFile(p) => f.debug_tuple("IdentityFile").field(p).finish(),
+            KeyProtection::Passphrase(_) => f.write_str("Passphrase(…)"),
+        }
+    }
+}
+
+/// What unlocks a `keys.db` whose key is kept outside the repository
+/// ([`crate::Repo::set_key_access`]). Without it, reads and writes of personal values fail
+/// with [`ShredError::Locked`]; everything else works.
+#[derive(Clone, Default)]
+pub struct KeyAccess {
+    /// An age identity file.
+    pub identity: Option<std::path::PathBuf>,
+    /// A passphrase.
+    pub passphrase: Option<SecretString>,
+}
+
+impl std::fmt::Debug for KeyAccess {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("KeyAccess")
+            .field("identity", &self.identity)
+            .field("passphrase", &self.passphrase.as_ref().map(|_| "…"))
+            .finish()
+    }
+}
+
 pub use crate::error::ShredError;
 pub(crate) use keys::Keys;
 pub use seal::{FORGOTTEN, RAW_MAGIC, SEALED, forgotten_marker};
@@ -63,9 +109,9 @@ use std::ops::ControlFlow;
 /// `hist.db` needs no `secure_delete`: personal values are sealed before they reach it, so
 /// its free pages never hold plaintext (zeroing them doubled the pages a large snapshot
 /// writes). `keys.db` has it on (`keys.rs`).
-pub(crate) fn on_open(keys: &Keys, store: &Store, create: bool) -> Result<()> {
-    if create {
-        keys.create()?;
+pub(crate) fn on_open(keys: &Keys, store: &Store, create: Option<&KeyProtection>) -> Result<()> {
+    if let Some(protection) = create {
+        keys.create(protection)?;
     }
     keys.shred_forgotten(store)?;
     Ok(())
@@ -306,8 +352,13 @@ pub(crate) fn working_view(
         return Ok(());
     }
     let mut open_one = |_: usize, value: &mut Value, _: &[PatternSegment]| -> Result<()> {
-        if let Some(plain) = open_sealed(value, keys, fresh, hist)? {
-            *value = plain;
+        match open_sealed(value, keys, fresh, hist) {
+            Ok(Some(plain)) => *value = plain,
+            Ok(None) => {}
+            // Locked (the key kept outside, not given): the value stays sealed, as it is
+            // stored; a write that leaves it alone needs no key.
+            Err(Error::Shred(ShredError::Locked(_))) => {}
+            Err(e) => return Err(e),
         }
         Ok(())
     };

@@ -7,6 +7,7 @@ use crate::model::Actor;
 use crate::path::PathPattern;
 use crate::repo::{Repo, TxOptions};
 use crate::time::{Timestamp, When};
+use age::secrecy::ExposeSecret as _;
 use std::path::{Path, PathBuf};
 
 const ALICE_EMAIL: &str = "alice.unique@example.com";
@@ -54,9 +55,9 @@ fn put(repo: &mut Repo, key: &str, doc: Value) -> Option<Vec<crate::Change>> {
     }
 }
 
-/// Every file under `.hist/`, with its bytes.
-fn files(repo: &Repo) -> Vec<(PathBuf, Vec<u8>)> {
-    walkdir::WalkDir::new(repo.hist_dir())
+/// Every file under `dir`, with its bytes.
+fn files_under(dir: &Path) -> Vec<(PathBuf, Vec<u8>)> {
+    walkdir::WalkDir::new(dir)
         .into_iter()
         .map(Result::unwrap)
         .filter(|e| e.file_type().is_file())
@@ -67,8 +68,13 @@ fn files(repo: &Repo) -> Vec<(PathBuf, Vec<u8>)> {
 /// The files under `.hist/` that contain `needle`, in raw bytes or (for objects) once
 /// decompressed.
 fn found_in(repo: &Repo, needle: &[u8]) -> Vec<PathBuf> {
+    found_under(&repo.hist_dir(), needle)
+}
+
+/// The files under `dir` that contain `needle`, in raw bytes or once decompressed.
+fn found_under(dir: &Path, needle: &[u8]) -> Vec<PathBuf> {
     let has = |hay: &[u8]| hay.windows(needle.len()).any(|w| w == needle);
-    files(repo)
+    files_under(dir)
         .into_iter()
         .filter(|(_, bytes)| {
             has(bytes) || zstd::stream::decode_all(bytes.as_slice()).is_ok_and(|d| has(&d))
@@ -447,4 +453,211 @@ fn writes_never_unseal_a_value_no_rule_covers() {
         repo.current("c/1").unwrap().unwrap()["email"],
         json!(ALICE_EMAIL)
     );
+}
+
+/// The files under `dir` holding an age identity (`AGE-SECRET-KEY-1` and its key; the
+/// schema's comment names the prefix alone).
+fn holding_an_identity(dir: &Path) -> Vec<PathBuf> {
+    let prefix = b"AGE-SECRET-KEY-1";
+    files_under(dir)
+        .into_iter()
+        .filter(|(_, bytes)| {
+            bytes
+                .windows(prefix.len() + 1)
+                .any(|w| w.starts_with(prefix) && w[prefix.len()].is_ascii_alphanumeric())
+        })
+        .map(|(p, _)| p)
+        .collect()
+}
+
+fn copy_tree(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for entry in std::fs::read_dir(from).unwrap() {
+        let entry = entry.unwrap();
+        let dest = to.join(entry.file_name());
+        if entry.file_type().unwrap().is_dir() {
+            copy_tree(&entry.path(), &dest);
+        } else {
+            std::fs::copy(entry.path(), &dest).unwrap();
+        }
+    }
+}
+
+/// Issue 24: with the age identity kept outside the repository, a byte scan of a copied
+/// `.hist/` finds no personal value and no key that opens one (not the identity, not the
+/// master key, not a subject's data key); the copy reads and writes what is not personal,
+/// and refuses, clearly, what is.
+#[test]
+fn with_the_identity_outside_a_copy_of_hist_reveals_no_personal_value() {
+    let dir = tempfile::tempdir().unwrap();
+    let outside = tempfile::tempdir().unwrap();
+    let identity = outside.path().join("identity.txt");
+    let mut repo =
+        Repo::init_with(dir.path(), &KeyProtection::IdentityFile(identity.clone())).unwrap();
+    let access = KeyAccess {
+        identity: Some(identity.clone()),
+        passphrase: None,
+    };
+    repo.set_key_access(access.clone());
+    personal(&mut repo, "/email", Some("customer/*"), None).unwrap();
+    personal(&mut repo, "/name", Some("customer/*"), None).unwrap();
+    for i in 0..30 {
+        put(
+            &mut repo,
+            "customer/1",
+            customer(ALICE_EMAIL, ALICE_NAME, &format!("plan-{i}")),
+        );
+    }
+    put(&mut repo, "feed/acme", json!({"price": 12}));
+    let master = repo.keys.master_for_tests().unwrap();
+    let sid = repo.subject_id("customer/1").unwrap();
+    let data_key = repo.keys.get(&sid).unwrap().unwrap();
+    let secret = std::fs::read_to_string(&identity).unwrap();
+    let secret = secret
+        .lines()
+        .find(|l| l.starts_with("AGE-SECRET-KEY-1"))
+        .unwrap()
+        .to_owned();
+    assert_eq!(repo.key_protection().unwrap(), Some(Protection::Identity));
+    drop(repo);
+    let copy = tempfile::tempdir().unwrap();
+    copy_tree(&dir.path().join(".hist"), &copy.path().join(".hist"));
+    for needle in [
+        ALICE_EMAIL.as_bytes(),
+        ALICE_NAME.as_bytes(),
+        &master,
+        &data_key,
+        secret.as_bytes(),
+    ] {
+        let found = found_under(copy.path(), needle);
+        assert!(
+            found.is_empty(),
+            "{:?} found in {found:?}",
+            String::from_utf8_lossy(needle)
+        );
+    }
+    assert!(holding_an_identity(copy.path()).is_empty());
+    // The copy, without the identity: what is not personal reads and writes…
+    let mut copied = Repo::open(copy.path()).unwrap();
+    assert_eq!(
+        copied.current("feed/acme").unwrap(),
+        Some(json!({"price": 12}))
+    );
+    let mut txn = copied.begin(opts("write")).unwrap();
+    txn.set(
+        "customer/1",
+        &DocPath::parse("/plan").unwrap(),
+        json!("team"),
+    )
+    .unwrap();
+    txn.commit().unwrap();
+    assert!(
+        copied
+            .history("customer/1", &DocPath::parse("/plan").unwrap())
+            .is_ok()
+    );
+    // …what is personal fails, saying why.
+    let err = copied.current("customer/1").unwrap_err();
+    assert!(
+        matches!(err, Error::Shred(ShredError::Locked(Protection::Identity))),
+        "{err}"
+    );
+    let mut txn = copied.begin(opts("write")).unwrap();
+    let err = txn
+        .set(
+            "customer/2",
+            &DocPath::parse("/email").unwrap(),
+            json!("x@example.com"),
+        )
+        .unwrap_err();
+    assert!(matches!(err, Error::Shred(ShredError::Locked(_))), "{err}");
+    drop(txn);
+    // A wrong identity is told apart from none.
+    let other = outside.path().join("other.txt");
+    std::fs::write(
+        &other,
+        format!(
+            "{}\n",
+            age::x25519::Identity::generate()
+                .to_string()
+                .expose_secret()
+        ),
+    )
+    .unwrap();
+    copied.set_key_access(KeyAccess {
+        identity: Some(other),
+        passphrase: None,
+    });
+    assert!(matches!(
+        copied.current("customer/1").unwrap_err(),
+        Error::Shred(ShredError::WrongKey(_))
+    ));
+    // With it, everything reads; fsck checks the sealed values.
+    copied.set_key_access(access);
+    let doc = copied.current("customer/1").unwrap().unwrap();
+    assert_eq!(doc["email"], json!(ALICE_EMAIL));
+    assert_eq!(doc["plan"], json!("team"));
+    assert!(copied.fsck().unwrap().problems.is_empty());
+}
+
+/// Moving the identity (inside → outside → passphrase → inside) is a logged transaction; the
+/// identity leaves `keys.db` when it moves out, and every value still opens.
+#[test]
+fn the_identity_moves_with_a_logged_transaction() {
+    use age::secrecy::ExposeSecret as _;
+    let dir = tempfile::tempdir().unwrap();
+    let outside = tempfile::tempdir().unwrap();
+    let mut repo = Repo::init(dir.path()).unwrap();
+    personal(&mut repo, "/email", Some("customer/*"), None).unwrap();
+    put(
+        &mut repo,
+        "customer/1",
+        customer(ALICE_EMAIL, ALICE_NAME, "pro"),
+    );
+    assert_eq!(repo.key_protection().unwrap(), Some(Protection::Repository));
+    assert!(!holding_an_identity(&repo.hist_dir()).is_empty());
+    let identity = outside.path().join("id.txt");
+    let moved = repo
+        .protect_keys(opts("keys"), &KeyProtection::IdentityFile(identity.clone()))
+        .unwrap();
+    assert_eq!(
+        (moved.before, moved.after),
+        (Protection::Repository, Protection::Identity)
+    );
+    assert_eq!(moved.tx.kind, "keys");
+    assert!(holding_an_identity(&repo.hist_dir()).is_empty());
+    assert!(identity.is_file());
+    // Locked until the identity is given.
+    assert!(repo.current("customer/1").is_err());
+    repo.set_key_access(KeyAccess {
+        identity: Some(identity),
+        passphrase: None,
+    });
+    assert_eq!(
+        repo.current("customer/1").unwrap().unwrap()["email"],
+        json!(ALICE_EMAIL)
+    );
+    let passphrase = age::secrecy::SecretString::from("correct horse".to_owned());
+    repo.protect_keys(opts("keys"), &KeyProtection::Passphrase(passphrase.clone()))
+        .unwrap();
+    assert_eq!(repo.key_protection().unwrap(), Some(Protection::Passphrase));
+    repo.set_key_access(KeyAccess {
+        identity: None,
+        passphrase: Some(passphrase.clone()),
+    });
+    assert_eq!(
+        repo.current("customer/1").unwrap().unwrap()["email"],
+        json!(ALICE_EMAIL)
+    );
+    assert_eq!(passphrase.expose_secret(), "correct horse");
+    repo.protect_keys(opts("keys"), &KeyProtection::Repository)
+        .unwrap();
+    repo.set_key_access(KeyAccess::default());
+    assert_eq!(
+        repo.current("customer/1").unwrap().unwrap()["email"],
+        json!(ALICE_EMAIL)
+    );
+    let log = repo.log(&crate::LogFilter::default()).unwrap();
+    let kinds: Vec<&str> = log.iter().map(|e| e.tx.kind.as_str()).take(3).collect();
+    assert_eq!(kinds, ["keys", "keys", "keys"]);
 }

@@ -15,7 +15,7 @@ use crate::path::DocPath;
 use crate::time::When;
 use rusqlite::params;
 use std::ops::ControlFlow;
-use std::rc::Rc;
+use std::sync::Arc;
 
 /// One change as stored, its values not loaded.
 #[derive(Clone, Debug)]
@@ -57,7 +57,7 @@ pub(crate) struct ChangeHead {
 /// One side of a change, for replaying it: `value` is `new` going forward, `old` going
 /// backward.
 pub(crate) struct SideChange {
-    pub(crate) path: Rc<DocPath>,
+    pub(crate) path: Arc<DocPath>,
     pub(crate) op: Op,
     pub(crate) value: Stored,
 }

@@ -25,12 +25,14 @@ mod files;
 pub(crate) mod head;
 mod imports;
 mod integrity;
+mod listing;
 pub(crate) mod objects;
 pub(crate) mod query;
 mod records;
 mod segments;
 mod txlog;
 mod value;
+mod version;
 mod write;
 
 pub(crate) use changes::{Order, Side, stored_path};

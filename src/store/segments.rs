@@ -20,7 +20,7 @@ use crate::path::DocPath;
 use rusqlite::{OptionalExtension, params};
 use std::cell::RefCell;
 use std::collections::HashMap;
-use std::rc::Rc;
+use std::sync::Arc;
 
 /// A key's tail is sealed once it holds this many changes.
 pub(crate) const SEAL_ROWS: i64 = 4096;
@@ -50,16 +50,18 @@ pub(crate) struct SegmentRow {
 /// The store's caches of path numbers and decoded segments.
 #[derive(Default)]
 pub(super) struct Caches {
-    path_text: HashMap<i64, Rc<str>>,
-    parsed: rustc_hash::FxHashMap<i64, Rc<DocPath>>,
-    path_id: HashMap<Rc<str>, i64>,
+    path_text: HashMap<i64, Arc<str>>,
+    parsed: rustc_hash::FxHashMap<i64, Arc<DocPath>>,
+    path_id: HashMap<Arc<str>, i64>,
     /// Whole decoded segments, by object id, the most recently decoded last.
-    segments: Vec<(String, Rc<hist_segment::Segment>)>,
+    segments: Vec<(String, Arc<hist_segment::Segment>)>,
+    /// How many times a segment was read and decoded (whole or in part).
+    decodes: u64,
 }
 
 impl Caches {
-    fn remember_path(&mut self, id: i64, text: &str) -> Rc<str> {
-        let text: Rc<str> = Rc::from(text);
+    fn remember_path(&mut self, id: i64, text: &str) -> Arc<str> {
+        let text: Arc<str> = Arc::from(text);
         self.path_text.insert(id, text.clone());
         self.path_id.insert(text.clone(), id);
         text
@@ -68,7 +70,7 @@ impl Caches {
 
 impl Store {
     /// The text of path number `id`.
-    pub(crate) fn path_text(&self, id: i64) -> Result<Rc<str>> {
+    pub(crate) fn path_text(&self, id: i64) -> Result<Arc<str>> {
         if let Some(text) = self.caches.borrow().path_text.get(&id) {
             return Ok(text.clone());
         }
@@ -91,31 +93,39 @@ impl Store {
         if missing.is_empty() {
             return Ok(());
         }
-        let list: crate::canon::Value = missing
-            .iter()
-            .map(|&id| crate::canon::Value::from(id))
-            .collect();
-        let mut stmt = self.conn.prepare_cached(
-            "SELECT id, path FROM path WHERE id IN (SELECT value FROM json_each(?1))",
-        )?;
-        let mut rows = stmt.query([list.to_string()])?;
+        // A segment's paths are mostly runs of numbers (numbered as they first appear): one
+        // range scan, the numbers not asked for skipped.
+        let (Some(&lo), Some(&hi)) = (missing.iter().min(), missing.iter().max()) else {
+            return Ok(());
+        };
+        let wanted: rustc_hash::FxHashSet<i64> = missing.iter().copied().collect();
+        let mut stmt = self
+            .conn
+            .prepare_cached("SELECT id, path FROM path WHERE id BETWEEN ?1 AND ?2")?;
+        let mut rows = stmt.query([lo, hi])?;
         let mut caches = self.caches.borrow_mut();
         while let Some(r) = rows.next()? {
             let id: i64 = r.get(0)?;
-            let text: String = r.get(1)?;
+            if !wanted.contains(&id) {
+                continue;
+            }
+            let text = r
+                .get_ref(1)?
+                .as_str()
+                .map_err(|e| corrupt(format!("a path: {e}")))?;
             caches
                 .parsed
-                .insert(id, Rc::new(super::changes::stored_path(&text)?));
+                .insert(id, Arc::new(super::changes::stored_path(text)?));
         }
         Ok(())
     }
 
     /// Path number `id`, parsed (once).
-    pub(crate) fn parsed_path(&self, id: i64) -> Result<Rc<DocPath>> {
+    pub(crate) fn parsed_path(&self, id: i64) -> Result<Arc<DocPath>> {
         if let Some(path) = self.caches.borrow().parsed.get(&id) {
             return Ok(path.clone());
         }
-        let path = Rc::new(super::changes::stored_path(&self.path_text(id)?)?);
+        let path = Arc::new(super::changes::stored_path(&self.path_text(id)?)?);
         self.caches.borrow_mut().parsed.insert(id, path.clone());
         Ok(path)
     }
@@ -206,11 +216,11 @@ impl Store {
     }
 
     /// Segment `seg`, decoded whole (from the cache when it holds it).
-    pub(crate) fn decoded(&self, seg: &SegmentRow) -> Result<Rc<hist_segment::Segment>> {
+    pub(crate) fn decoded(&self, seg: &SegmentRow) -> Result<Arc<hist_segment::Segment>> {
         if let Some(decoded) = self.cached_segment(seg) {
             return Ok(decoded);
         }
-        let decoded = Rc::new(self.decode_segment(seg, 0, i64::MAX)?);
+        let decoded = Arc::new(self.decode_segment(seg, 0, i64::MAX)?);
         let mut caches = self.caches.borrow_mut();
         if caches.segments.len() >= CACHED_SEGMENTS {
             caches.segments.remove(0);
@@ -227,14 +237,14 @@ impl Store {
         seg: &SegmentRow,
         after: i64,
         upto: i64,
-    ) -> Result<Rc<hist_segment::Segment>> {
+    ) -> Result<Arc<hist_segment::Segment>> {
         if let Some(decoded) = self.cached_segment(seg) {
             return Ok(decoded);
         }
-        Ok(Rc::new(self.decode_segment(seg, after, upto)?))
+        Ok(Arc::new(self.decode_segment(seg, after, upto)?))
     }
 
-    fn cached_segment(&self, seg: &SegmentRow) -> Option<Rc<hist_segment::Segment>> {
+    fn cached_segment(&self, seg: &SegmentRow) -> Option<Arc<hist_segment::Segment>> {
         let caches = self.caches.borrow();
         caches
             .segments
@@ -251,6 +261,7 @@ impl Store {
         after: i64,
         upto: i64,
     ) -> Result<hist_segment::Segment> {
+        self.caches.borrow_mut().decodes += 1;
         let bytes = hist_segment::objects::read(self.objects.dir(), &seg.object)
             .map_err(crate::Error::io(self.objects.dir().join(&seg.object)))?;
         let (after, upto) = (after.max(seg.first_seq - 1), upto.min(seg.last_seq));
@@ -299,6 +310,12 @@ impl Store {
     /// Forgets every cached path and segment.
     pub(super) fn clear_caches(&self) {
         *self.caches.borrow_mut() = Caches::default();
+    }
+
+    /// How many times a segment was read and decoded since the caches were last cleared.
+    #[cfg(test)]
+    pub(crate) fn segments_decoded(&self) -> u64 {
+        self.caches.borrow().decodes
     }
 }
 
@@ -524,3 +541,43 @@ fn sealed(op: crate::model::Op) -> hist_segment::Op {
 
 /// Where a key's caches live.
 pub(super) type SharedCaches = RefCell<Caches>;
+
+#[cfg(test)]
+mod tests {
+    use crate::{Actor, DocPath, Repo, Timestamp, TxOptions};
+
+    /// A field's history decodes the segments that touch it or an ancestor, and no other.
+    #[test]
+    fn a_field_history_reads_only_the_segments_that_touch_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut repo = Repo::init(dir.path()).unwrap();
+        let mut at = 0;
+        let mut write = |repo: &mut Repo, path: &str, value: &str| {
+            at += 1;
+            let opts = TxOptions::new(Actor::parse("user:t").unwrap(), "write", Timestamp(at));
+            let mut txn = repo.begin(opts).unwrap();
+            let value = crate::canon::parse(value.as_bytes()).unwrap();
+            txn.set("k", &DocPath::parse(path).unwrap(), value).unwrap();
+            txn.commit().unwrap();
+        };
+        // Three segments (sealed one by one, never merged): the document made and /a
+        // changed, /a again, then /b alone.
+        write(&mut repo, "", r#"{"a":0,"b":0}"#);
+        for (path, from, upto) in [("/a", 1, 6), ("/a", 10, 11), ("/b", 20, 16)] {
+            for n in from..from + 5 {
+                write(&mut repo, path, &n.to_string());
+            }
+            let w = repo.store.begin_write().unwrap();
+            let key_id = repo.store.key_id("k").unwrap().unwrap();
+            assert!(w.seal(key_id, upto).unwrap());
+            w.commit_rows().unwrap();
+        }
+        assert_eq!(repo.fsck().unwrap().segments, 3);
+        for (path, changes, decoded) in [("/b", 6, 2), ("/a", 11, 2), ("", 16, 3)] {
+            repo.store.clear_caches();
+            let history = repo.history("k", &DocPath::parse(path).unwrap()).unwrap();
+            assert_eq!(history.len(), changes, "{path}");
+            assert_eq!(repo.store.segments_decoded(), decoded, "{path}");
+        }
+    }
+}

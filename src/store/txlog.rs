@@ -36,8 +36,18 @@ pub(crate) struct ReadPlan {
     pub(crate) target: i64,
     pub(crate) ckpt_seq: i64,
     pub(crate) ckpt_obj: Option<ObjectId>,
+    /// The nearest checkpoint at or after `target` and before `seq_now`: its version and
+    /// object (`None`: the document was absent then). A read backwards starts there.
+    pub(crate) later: Option<(i64, Option<ObjectId>)>,
     /// Whether `gc` compacted any of the key's changes.
     pub(crate) compacted: bool,
+}
+
+impl ReadPlan {
+    /// The version a read backwards starts from: the later checkpoint, or the current one.
+    pub(crate) fn back_from(&self) -> i64 {
+        self.later.as_ref().map_or(self.seq_now, |l| l.0)
+    }
 }
 
 /// Which transactions [`Store::log`] lists (the store's side of `LogFilter`).
@@ -154,7 +164,16 @@ impl Store {
     /// of a small document costs about as much per statement as per change replayed.
     /// `None`: the key was not written by then (or never).
     pub(crate) fn read_plan(&self, key: &str, bound: i64) -> Result<Option<ReadPlan>> {
-        type Row = (i64, i64, Option<i64>, Option<i64>, Option<String>, bool);
+        type Row = (
+            i64,
+            i64,
+            Option<i64>,
+            Option<i64>,
+            Option<String>,
+            Option<i64>,
+            Option<String>,
+            bool,
+        );
         let row: Option<Row> = self
             .conn
             .cached_row(
@@ -163,29 +182,48 @@ impl Store {
                             (SELECT last_seq FROM version WHERE key_id = k.id AND tx <= ?2
                              ORDER BY tx DESC LIMIT 1) AS target
                      FROM doc d JOIN change_key k ON k.key = d.key WHERE d.key = ?1)
-                 SELECT p.key_id, p.seq_now, p.target, c.seq, c.object,
+                 SELECT p.key_id, p.seq_now, p.target, c.seq, c.object, n.seq, n.object,
                         EXISTS (SELECT 1 FROM compaction WHERE key = ?1)
-                 FROM p LEFT JOIN checkpoint c ON c.key = ?1 AND c.seq = (
-                     SELECT max(seq) FROM checkpoint WHERE key = ?1 AND seq <= p.target)",
+                 FROM p
+                 LEFT JOIN checkpoint c ON c.key = ?1 AND c.seq = (
+                     SELECT max(seq) FROM checkpoint WHERE key = ?1 AND seq <= p.target)
+                 LEFT JOIN checkpoint n ON n.key = ?1 AND n.seq = (
+                     SELECT min(seq) FROM checkpoint
+                     WHERE key = ?1 AND seq >= p.target AND seq < p.seq_now)",
                 params![key, bound],
                 |r| r.try_into(),
             )
             .optional()?;
-        let Some((key_id, seq_now, Some(target), ckpt_seq, ckpt_obj, compacted)) = row else {
+        let Some((
+            key_id,
+            seq_now,
+            Some(target),
+            ckpt_seq,
+            ckpt_obj,
+            later_seq,
+            later_obj,
+            compacted,
+        )) = row
+        else {
             return Ok(None);
         };
-        let ckpt_obj = ckpt_obj
-            .map(|hex| {
+        let object = |hex: Option<String>| {
+            hex.map(|hex| {
                 ObjectId::from_hex(&hex)
                     .ok_or_else(|| corrupt(format!("checkpoint object id {hex:?}")))
             })
-            .transpose()?;
+            .transpose()
+        };
         Ok(Some(ReadPlan {
             key_id,
             seq_now,
             target,
             ckpt_seq: ckpt_seq.unwrap_or(0),
-            ckpt_obj,
+            ckpt_obj: object(ckpt_obj)?,
+            later: match later_seq {
+                Some(seq) => Some((seq, object(later_obj)?)),
+                None => None,
+            },
             compacted,
         }))
     }

@@ -1,6 +1,12 @@
 //! Reading a tracked file into the JSON model, chosen by its extension:
 //!
-//! - `.json`: strict JSON ([`crate::canon::parse`]).
+//! - `.json`: strict JSON ([`crate::canon::parse`]); a `.json` file that is not, but is JSON
+//!   with comments (`tsconfig.json`, `.vscode/settings.json`), is read as `.jsonc` is.
+//! - `.jsonc`, `.json5`: JSON with comments, trailing commas and JSON5's extensions (single
+//!   quotes, unquoted names, hexadecimal and `+` numbers), by the `jsonc-parser` crate.
+//!   Numbers keep their digits; hexadecimal ones become integers; `Infinity`/`NaN` become
+//!   the strings `"inf"`, `"-inf"`, `"nan"` (as in TOML). Comments are not part of the value:
+//!   they are kept with the raw bytes.
 //! - `.toml`: TOML 1.1, walked into JSON by hand: datetimes become their RFC 3339 text,
 //!   integers stay exact, `inf`/`-inf`/`nan` become the strings `"inf"`, `"-inf"`, `"nan"`.
 //! - `.yaml`/`.yml`: YAML 1.2 typing (`yes`, `on` and `010` stay strings; `.inf`/`.nan`
@@ -21,6 +27,8 @@ use crate::error::FileParseError;
 pub enum Format {
     /// `.json`
     Json,
+    /// `.jsonc` or `.json5`: JSON with comments and trailing commas.
+    Jsonc,
     /// `.toml`
     Toml,
     /// `.yaml` or `.yml`
@@ -39,6 +47,7 @@ impl Format {
         };
         match ext.as_str() {
             "json" => Format::Json,
+            "jsonc" | "json5" => Format::Jsonc,
             "toml" => Format::Toml,
             "yaml" | "yml" => Format::Yaml,
             _ => Format::Opaque,
@@ -49,6 +58,7 @@ impl Format {
     pub fn name(self) -> &'static str {
         match self {
             Format::Json => "JSON",
+            Format::Jsonc => "JSONC",
             Format::Toml => "TOML",
             Format::Yaml => "YAML",
             Format::Opaque => "text",
@@ -74,13 +84,23 @@ pub fn parse_file(key: &str, bytes: &[u8]) -> Result<Value, FileParseError> {
     }
     let bytes = bytes.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(bytes);
     if format == Format::Json {
-        return canon::parse(bytes).map_err(|e| fail(e.line, e.column, first_line(&e.message)));
+        let strict = canon::parse(bytes);
+        // A `.json` file with comments (tsconfig.json, .vscode/settings.json) is JSONC;
+        // one that is neither reports the strict parser's error.
+        return match strict {
+            Ok(v) => Ok(v),
+            Err(e) => std::str::from_utf8(bytes)
+                .ok()
+                .and_then(|text| parse_jsonc(text).ok())
+                .ok_or_else(|| fail(e.line, e.column, first_line(&e.message))),
+        };
     }
     let text = std::str::from_utf8(bytes).map_err(|e| {
         let (line, column) = line_column(bytes, e.valid_up_to());
         fail(line, column, "the file is not UTF-8 text".to_owned())
     })?;
     match format {
+        Format::Jsonc => parse_jsonc(text).map_err(|(line, column, msg)| fail(line, column, msg)),
         Format::Toml => parse_toml(text).map_err(|(at, msg)| {
             let (line, column) = line_column(text.as_bytes(), at);
             fail(line, column, msg)
@@ -110,6 +130,83 @@ fn line_column(bytes: &[u8], offset: usize) -> (usize, usize) {
         .map_or(0, |i| i + 1);
     let column = String::from_utf8_lossy(&before[start..]).chars().count() + 1;
     (line, column)
+}
+
+fn parse_jsonc(text: &str) -> Result<Value, (usize, usize, String)> {
+    // What JSON5 allows, and comments; not JSONC's missing commas.
+    let options = jsonc_parser::ParseOptions {
+        allow_missing_commas: false,
+        ..jsonc_parser::ParseOptions::default()
+    };
+    let value = jsonc_parser::parse_to_value(text, &options)
+        .map_err(|e| (e.line_display(), e.column_display(), e.kind().to_string()))?;
+    match value {
+        Some(v) => jsonc_value(v).map_err(|msg| (1, 1, msg)),
+        None => Err((1, 1, "the file holds no value".to_owned())),
+    }
+}
+
+fn jsonc_value(value: jsonc_parser::JsonValue<'_>) -> Result<Value, String> {
+    use jsonc_parser::JsonValue as J;
+    Ok(match value {
+        J::Null => Value::Null,
+        J::Boolean(b) => Value::Bool(b),
+        J::String(s) => Value::String(s.into_owned()),
+        J::Number(text) => jsonc_number(text)?,
+        J::Array(items) => Value::Array(
+            items
+                .into_iter()
+                .map(jsonc_value)
+                .collect::<Result<_, _>>()?,
+        ),
+        J::Object(members) => Value::Object(
+            members
+                .into_iter()
+                .map(|(k, v)| Ok((k.into_owned(), jsonc_value(v)?)))
+                .collect::<Result<_, String>>()?,
+        ),
+    })
+}
+
+/// A JSONC/JSON5 number as an exact JSON number (its digits kept), or a string for the
+/// non-finite ones.
+fn jsonc_number(text: &str) -> Result<Value, String> {
+    let (negative, digits) = match text.as_bytes().first() {
+        Some(b'-') => (true, &text[1..]),
+        Some(b'+') => (false, &text[1..]),
+        _ => (false, text),
+    };
+    match digits {
+        "Infinity" => return Ok(Value::String(if negative { "-inf" } else { "inf" }.into())),
+        "NaN" => return Ok(Value::String("nan".into())),
+        _ => {}
+    }
+    let normal = if let Some(hex) = digits
+        .strip_prefix("0x")
+        .or_else(|| digits.strip_prefix("0X"))
+    {
+        let n =
+            u128::from_str_radix(hex, 16).map_err(|_| format!("the number {text} is too large"))?;
+        n.to_string()
+    } else {
+        // JSON5's `.5` and `5.`.
+        let mut d = digits.to_owned();
+        if d.starts_with('.') {
+            d.insert(0, '0');
+        }
+        if let Some(i) = d.find('.')
+            && !d[i + 1..].starts_with(|c: char| c.is_ascii_digit())
+        {
+            d.insert(i + 1, '0');
+        }
+        d
+    };
+    let normal = if negative {
+        format!("-{normal}")
+    } else {
+        normal
+    };
+    canon::parse_str(&normal).map_err(|_| format!("{text} is not a number"))
 }
 
 fn parse_toml(text: &str) -> Result<Value, (usize, String)> {
@@ -205,6 +302,8 @@ mod tests {
         assert_eq!(Format::of(".json"), Format::Opaque);
         assert_eq!(Format::of("dir.json/README"), Format::Opaque);
         assert_eq!(Format::of("notes.txt"), Format::Opaque);
+        assert_eq!(Format::of("a.jsonc"), Format::Jsonc);
+        assert_eq!(Format::of("b.JSON5"), Format::Jsonc);
     }
 
     #[test]
@@ -243,12 +342,32 @@ mod tests {
         assert!(e.line >= 2, "{e}");
         let e = parse_file("c.toml", b"a = 1\nb = = 2\n").unwrap_err();
         assert_eq!((e.line, e.column), (2, 5), "{e}");
-        let e = parse_file("c.json", b"{\n  \"a\": 1,\n}").unwrap_err();
+        let e = parse_file("c.json", b"{\n  \"a\": 1,\n]").unwrap_err();
         assert_eq!(e.line, 3, "{e}");
         assert!(!e.message.contains("line"), "{e}");
         let e = parse_file("d.yaml", b"a: 1\na: 2\n").unwrap_err();
         assert_eq!(e.line, 2, "{e}");
         assert_eq!(e.message, "duplicate mapping key: a");
+    }
+
+    #[test]
+    fn json_with_comments() {
+        let text = b"// settings\n{\n  /* the editor */ \"editor.tabSize\": 2,\n  \"files\": {\"exclude\": [\"a\",],},\n}\n";
+        let want = json!({"editor.tabSize": 2, "files": {"exclude": ["a"]}});
+        assert_eq!(parse_file(".vscode/settings.json", text).unwrap(), want);
+        assert_eq!(parse_file("a.jsonc", text).unwrap(), want);
+        let five = b"{unquoted: 'single', hex: 0xFF, plus: +1, half: .5, whole: 5., big: 123456789012345678901234567890, inf: -Infinity, nan: NaN}";
+        assert_eq!(
+            crate::canon::to_canonical_string(&parse_file("a.json5", five).unwrap()),
+            r#"{"big":123456789012345678901234567890,"half":0.5,"hex":255,"inf":"-inf","nan":"nan","plus":1,"unquoted":"single","whole":5}"#
+        );
+        // Neither JSON nor JSONC: the strict parser's error.
+        let e = parse_file("c.json", b"{\n  \"a\": 1,\n  oops\n").unwrap_err();
+        assert_eq!((e.format, e.line), ("JSON", 3), "{e}");
+        parse_file("c.jsonc", b"{\"a\": 1 \"b\": 2}").unwrap_err();
+        let e = parse_file("c.jsonc", b"{\n  \"a\": [1, 2\n").unwrap_err();
+        assert_eq!(e.format, "JSONC", "{e}");
+        assert!(e.line >= 2, "{e}");
     }
 
     #[test]

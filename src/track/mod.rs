@@ -15,8 +15,11 @@
 //!   of its bytes, so `status` and `commit` read only files whose stat changed; an entry
 //!   written less than [`RACY_NS`] after the file's mtime is not trusted ("racy", as in git).
 //!
-//! Recording is all or nothing: every file is read and parsed before anything is written, so
-//! a file that does not parse fails the whole command and leaves the repository as it was.
+//! Every file is read and parsed before anything is written. A file that does not parse
+//! never blocks the others: it is left out of the transaction (with its error in
+//! [`Recorded::unparsable`]) and keeps its last good version, so its field history and blame
+//! go on when it is fixed; `status` lists it as [`FileState::Unparsable`] until then (a new
+//! file is listed as new: `status` does not read new files, as git does not).
 
 pub mod formats;
 mod restore;
@@ -144,6 +147,8 @@ pub struct FileStatus {
     pub key: String,
     /// How it differs.
     pub state: FileState,
+    /// Why it is [`FileState::Unparsable`].
+    pub error: Option<FileParseError>,
 }
 
 /// What [`Repo::status`] found.
@@ -187,6 +192,8 @@ pub struct Recorded {
     pub skipped: Vec<String>,
     /// Warnings from diffing (arrays treated as opaque).
     pub warnings: Vec<String>,
+    /// Files that changed but do not parse: not recorded (they keep their last version).
+    pub unparsable: Vec<FileParseError>,
 }
 
 /// What [`Repo::untrack`] did.
@@ -296,12 +303,13 @@ impl Repo {
     /// cache only saves work).
     pub fn status(&self, fs_now: SystemTime) -> Result<Status> {
         let specs = Specs::load(&self.store)?;
+        // The bytes of modified files are kept, to tell those that no longer parse.
         let scan = scan::scan(
             self.root(),
             &self.store,
             &specs,
             None,
-            false,
+            scan::Keep::Modified,
             &mut |_, _| {},
         )?;
         if !scan.cache_updates.is_empty() {
@@ -313,9 +321,20 @@ impl Repo {
             files: scan
                 .pending
                 .into_iter()
-                .map(|p| FileStatus {
-                    key: p.key,
-                    state: p.state,
+                .map(|p| {
+                    let error = p
+                        .bytes
+                        .as_deref()
+                        .and_then(|b| formats::parse_file(&p.key, b).err());
+                    FileStatus {
+                        state: if error.is_some() {
+                            FileState::Unparsable
+                        } else {
+                            p.state
+                        },
+                        key: p.key,
+                        error,
+                    }
                 })
                 .collect(),
             tracked: scan.tracked,
@@ -358,12 +377,12 @@ impl Repo {
         progress: &mut dyn FnMut(Progress),
     ) -> Result<Recorded> {
         let fs_now_ns = system_time_ns(fs_now);
-        let scan = scan::scan(
+        let mut scan = scan::scan(
             self.root(),
             &self.store,
             specs,
             filter,
-            true,
+            scan::Keep::All,
             &mut |done, total| {
                 progress(Progress {
                     phase: Phase::Scanning,
@@ -375,26 +394,36 @@ impl Repo {
         let mut out = Recorded {
             tracked: scan.tracked,
             hashed: scan.hashed,
-            skipped: scan.skipped,
+            skipped: std::mem::take(&mut scan.skipped),
             ..Recorded::default()
         };
-        // Parse everything before writing anything.
+        // Parse everything before writing anything; a file that does not parse is left out
+        // (it keeps its last version) and reported.
         let mut docs = Vec::with_capacity(scan.pending.len());
-        for p in &scan.pending {
-            docs.push(match &p.bytes {
+        let mut pending = Vec::with_capacity(scan.pending.len());
+        for p in std::mem::take(&mut scan.pending) {
+            match &p.bytes {
                 Some(bytes) => {
                     out.parsed += 1;
-                    Some(formats::parse_file(&p.key, bytes).map_err(TrackError::Parse)?)
+                    match formats::parse_file(&p.key, bytes) {
+                        Ok(doc) => docs.push(Some(doc)),
+                        Err(e) => {
+                            out.unparsable.push(e);
+                            continue;
+                        }
+                    }
                 }
-                None => None,
-            });
+                None => docs.push(None),
+            }
+            pending.push(p);
         }
+        scan.pending = pending;
         // Raw bytes land as objects before the rows that name them.
         let total = scan.pending.len();
         let sealed: Vec<bool> = scan
             .pending
             .iter()
-            .map(|p| !crate::shred::personal_rules(self.rules(), &p.key).is_empty())
+            .map(|p| !crate::shred::personal_rules(&self.rules(), &p.key).is_empty())
             .collect();
         let objects = store_objects(self.store.objects(), &scan.pending, &sealed, &mut |done| {
             progress(Progress {

@@ -64,7 +64,7 @@ impl Specs {
         self.covers(key) || self.entries.iter().any(|(p, inc)| *inc && is_under(p, key))
     }
 
-    /// Tracks `key` and everything under it (named, it is walked even if `.histignore`
+    /// Tracks `key` and everything under it (named, it is walked even if an ignore file
     /// lists it).
     pub(crate) fn include(&mut self, key: &str) {
         self.entries.retain(|p, _| !is_under(p, key));
@@ -77,27 +77,6 @@ impl Specs {
         if self.covers(key) {
             self.entries.insert(key.to_owned(), false);
         }
-    }
-
-    fn has_excludes(&self) -> bool {
-        self.entries.values().any(|inc| !inc)
-    }
-
-    /// The included paths a walk starts from: those not already inside an included one.
-    fn walk_roots(&self) -> Vec<&str> {
-        self.entries
-            .iter()
-            .filter(|(p, inc)| {
-                **inc
-                    && !self
-                        .entries
-                        .iter()
-                        .filter(|(q, _)| q.len() < p.len() && is_under(p, q))
-                        .max_by_key(|(q, _)| q.len())
-                        .is_some_and(|(_, inc)| *inc)
-            })
-            .map(|(p, _)| p.as_str())
-            .collect()
     }
 }
 
@@ -130,21 +109,6 @@ impl CacheEntry {
         (self.stat == *stat && stat.mtime_ns < self.cached_ns.saturating_sub(RACY_NS))
             .then_some(self.object)
     }
-}
-
-/// The `.histignore` at the repository root (gitignore syntax); empty when there is none.
-pub(crate) fn load_ignore(root: &Path) -> Result<ignore::gitignore::Gitignore> {
-    let file = root.join(".histignore");
-    if !file.is_file() {
-        return Ok(ignore::gitignore::Gitignore::empty());
-    }
-    let mut builder = ignore::gitignore::GitignoreBuilder::new(root);
-    if let Some(e) = builder.add(&file) {
-        return Err(TrackError::Ignore(e.to_string()).into());
-    }
-    builder
-        .build()
-        .map_err(|e| TrackError::Ignore(e.to_string()).into())
 }
 
 /// The key of a path below `root` (`/` separators), or `None` when it is not UTF-8 text.
@@ -192,149 +156,249 @@ pub(crate) struct Walked {
 }
 
 /// Walks the tracked set below `root` without following symbolic links, skipping `.hist/`,
-/// `.git/`, excluded paths and what `.histignore` lists (the start of a walk, named by the
-/// user, is never skipped as ignored). The directories below each start are walked by a few
-/// threads at once, as git's preloaded index stats files in parallel.
-pub(crate) fn walk(
-    root: &Path,
-    specs: &Specs,
-    ignore: &ignore::gitignore::Gitignore,
-) -> Result<Walked> {
+/// `.git/`, excluded paths, and what ignore files list, as git does: `.gitignore` files in
+/// every directory, `.git/info/exclude`, and `.histignore` files (gitignore syntax, in
+/// every directory too, and winning over `.gitignore`). The repository root bounds them:
+/// ignore files above it, and git's global excludes, are not read. A path the user tracked
+/// by name is walked even if it is ignored. The `ignore` crate walks, on a few threads.
+pub(crate) fn walk(root: &Path, specs: &Specs) -> Result<Walked> {
+    // Every path the user named (sorted: a directory before what is inside it).
+    let named: Vec<&str> = specs
+        .entries
+        .iter()
+        .filter(|(_, include)| **include)
+        .map(|(p, _)| p.as_str())
+        .collect();
     let mut out = Walked::default();
-    let mut jobs = Vec::new();
-    for start in specs.walk_roots() {
-        let top = if start.is_empty() {
-            root.to_path_buf()
-        } else {
-            root.join(start)
-        };
-        match std::fs::symlink_metadata(&top) {
-            Ok(m) if m.file_type().is_symlink() => {
-                out.skipped.push(start.to_owned());
-                continue;
-            }
-            Ok(_) => {}
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
-            Err(e) => return Err(Error::io(&top)(e)),
-        }
-        walk_from(root, &top, specs, ignore, &mut out, Some(&mut jobs))?;
-    }
-    let workers = std::thread::available_parallelism()
-        .map_or(1, std::num::NonZero::get)
-        .clamp(1, 4);
-    if workers == 1 || jobs.len() < 2 {
-        for dir in &jobs {
-            walk_from(root, dir, specs, ignore, &mut out, None)?;
-        }
-        out.skipped.sort();
+    if named.is_empty() {
         return Ok(out);
     }
-    let next = std::sync::atomic::AtomicUsize::new(0);
-    let parts: Vec<Result<Walked>> = std::thread::scope(|s| {
-        let handles: Vec<_> = (0..workers)
-            .map(|_| {
-                s.spawn(|| {
-                    let mut part = Walked::default();
-                    loop {
-                        let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-                        let Some(dir) = jobs.get(i) else { break };
-                        walk_from(root, dir, specs, ignore, &mut part, None)?;
-                    }
-                    Ok(part)
-                })
-            })
-            .collect();
-        handles
-            .into_iter()
-            .map(|h| {
-                h.join()
-                    .unwrap_or_else(|_| Err(Error::Corrupt("a walker thread panicked".into())))
-            })
-            .collect()
-    });
-    for part in parts {
-        let part = part?;
-        out.files.extend(part.files);
-        out.skipped.extend(part.skipped);
+    // One walk from the root, into tracked directories and those on the way to them, so
+    // that the ignore files of every directory above a tracked path apply.
+    let mut reached = walk_from(root, root, specs, &named, &mut out)?;
+    // A named path that an ignore file lists: walked from itself.
+    for start in &named {
+        if reached.contains(*start) || start.is_empty() {
+            continue;
+        }
+        let top = root.join(start);
+        match std::fs::symlink_metadata(&top) {
+            Ok(m) if m.file_type().is_symlink() => out.skipped.push((*start).to_owned()),
+            Ok(_) => reached.extend(walk_from(root, &top, specs, &named, &mut out)?),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+            Err(e) => return Err(Error::io(&top)(e)),
+        }
     }
+    out.files.sort_by(|a, b| a.0.cmp(&b.0));
+    out.files.dedup_by(|a, b| a.0 == b.0);
     out.skipped.sort();
+    out.skipped.dedup();
     Ok(out)
 }
 
-/// Walks below `top` (which passed the filters). With `jobs`, only its direct entries are
-/// looked at and its subdirectories are handed out as jobs instead.
+/// Walks below `top` in parallel; returns which of `starts` the walk met.
 fn walk_from(
     root: &Path,
     top: &Path,
     specs: &Specs,
-    ignore: &ignore::gitignore::Gitignore,
+    starts: &[&str],
     out: &mut Walked,
-    mut jobs: Option<&mut Vec<PathBuf>>,
-) -> Result<()> {
-    let mut walker = walkdir::WalkDir::new(top).follow_links(false);
-    if jobs.is_some() {
-        walker = walker.max_depth(1);
-    }
-    let filtering = specs.has_excludes() || !ignore.is_empty();
-    // Excluded paths are skipped; ignored ones too, unless the user tracked them by name.
-    let skipped = |key: &str, is_dir: bool| {
-        filtering
-            && match specs.entries.get(key) {
-                Some(include) => !include,
-                None => ignore.matched(key, is_dir).is_ignore(),
+) -> Result<std::collections::HashSet<String>> {
+    let threads = std::thread::available_parallelism()
+        .map_or(1, std::num::NonZero::get)
+        .clamp(1, 4);
+    let prune_root = root.to_path_buf();
+    let specs = std::sync::Arc::new(specs.clone());
+    let walker = ignore::WalkBuilder::new(top)
+        .follow_links(false)
+        .hidden(false)
+        .parents(false)
+        .ignore(false)
+        .git_global(false)
+        .git_ignore(true)
+        .git_exclude(true)
+        .require_git(false)
+        .add_custom_ignore_filename(".histignore")
+        .threads(threads)
+        // Directories outside the tracked set, and not on the way to it, are not entered.
+        .filter_entry(move |e| {
+            if e.depth() == 0 {
+                return true;
             }
-    };
-    // Directories are pruned here; files are checked below, where their key is made anyway.
-    let walker = walker.into_iter().filter_entry(|e| {
-        if e.depth() == 0 {
-            return true;
-        }
-        if e.file_name()
-            .to_str()
-            .is_some_and(|n| SKIPPED_NAMES.contains(&n))
-        {
-            return false;
-        }
-        !e.file_type().is_dir()
-            || !filtering
-            || key_of(root, e.path()).is_none_or(|key| !skipped(&key, true))
-    });
-    for entry in walker {
-        let entry = entry.map_err(|e| {
-            let path = e
-                .path()
-                .map_or_else(|| top.to_path_buf(), Path::to_path_buf);
-            Error::io(path)(std::io::Error::other(e.to_string()))
-        })?;
-        let ft = entry.file_type();
-        if ft.is_dir() {
-            if entry.depth() == 1
-                && let Some(jobs) = jobs.as_deref_mut()
+            if e.file_name()
+                .to_str()
+                .is_some_and(|n| SKIPPED_NAMES.contains(&n))
             {
-                jobs.push(entry.into_path());
+                return false;
             }
-            continue;
+            let is_dir = e.file_type().is_some_and(|t| t.is_dir());
+            match key_of(&prune_root, e.path()) {
+                Some(key) if is_dir => specs.touches(&key),
+                Some(key) => specs.covers(&key),
+                // Reported as skipped below.
+                None => true,
+            }
+        })
+        .build_parallel();
+    let parts: std::sync::Mutex<Vec<Part>> = std::sync::Mutex::new(Vec::new());
+    let failed: std::sync::Mutex<Option<Error>> = std::sync::Mutex::new(None);
+    let mut builder = Visitors {
+        root,
+        starts,
+        parts: &parts,
+        failed: &failed,
+    };
+    walker.visit(&mut builder);
+    if let Some(e) = failed
+        .into_inner()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+    {
+        return Err(e);
+    }
+    let mut reached = std::collections::HashSet::new();
+    for part in parts
+        .into_inner()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+    {
+        out.files.extend(part.walked.files);
+        out.skipped.extend(part.walked.skipped);
+        reached.extend(part.reached);
+    }
+    Ok(reached)
+}
+
+/// What one thread of a walk found.
+#[derive(Default)]
+struct Part {
+    walked: Walked,
+    reached: Vec<String>,
+}
+
+/// Makes one [`Visitor`] per walking thread.
+struct Visitors<'a> {
+    root: &'a Path,
+    starts: &'a [&'a str],
+    parts: &'a std::sync::Mutex<Vec<Part>>,
+    failed: &'a std::sync::Mutex<Option<Error>>,
+}
+
+impl<'s> ignore::ParallelVisitorBuilder<'s> for Visitors<'s> {
+    fn build(&mut self) -> Box<dyn ignore::ParallelVisitor + 's> {
+        Box::new(Visitor {
+            root: self.root,
+            starts: self.starts,
+            part: Part::default(),
+            parts: self.parts,
+            failed: self.failed,
+        })
+    }
+}
+
+/// One walking thread: collects what it meets, hands it over when dropped.
+struct Visitor<'a> {
+    root: &'a Path,
+    starts: &'a [&'a str],
+    part: Part,
+    parts: &'a std::sync::Mutex<Vec<Part>>,
+    failed: &'a std::sync::Mutex<Option<Error>>,
+}
+
+impl Drop for Visitor<'_> {
+    fn drop(&mut self) {
+        let part = std::mem::take(&mut self.part);
+        self.parts
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .push(part);
+    }
+}
+
+impl ignore::ParallelVisitor for Visitor<'_> {
+    fn visit(
+        &mut self,
+        entry: std::result::Result<ignore::DirEntry, ignore::Error>,
+    ) -> ignore::WalkState {
+        match self.entry(entry) {
+            Ok(()) => ignore::WalkState::Continue,
+            Err(e) => {
+                self.failed
+                    .lock()
+                    .unwrap_or_else(std::sync::PoisonError::into_inner)
+                    .get_or_insert(e);
+                ignore::WalkState::Quit
+            }
         }
-        let key = key_of(root, entry.path())
-            .filter(|k| crate::model::check_key(k).is_ok() && !k.is_empty());
+    }
+}
+
+impl Visitor<'_> {
+    fn entry(&mut self, entry: std::result::Result<ignore::DirEntry, ignore::Error>) -> Result<()> {
+        let entry = match entry {
+            Ok(entry) => entry,
+            // A broken ignore file: its path and line are in the message.
+            Err(e) if is_ignore_file_error(&e) => {
+                return Err(TrackError::Ignore(e.to_string()).into());
+            }
+            Err(e) => {
+                let path = io_path(&e).unwrap_or_else(|| self.root.to_path_buf());
+                return Err(Error::io(path)(std::io::Error::other(e.to_string())));
+            }
+        };
+        let out = &mut self.part.walked;
+        let key = key_of(self.root, entry.path());
+        let Some(ft) = entry.file_type() else {
+            return Ok(());
+        };
+        if let Some(key) = &key
+            && self.starts.contains(&key.as_str())
+        {
+            self.part.reached.push(key.clone());
+        }
+        if entry.depth() == 0 && entry.path() == self.root {
+            self.part.reached.push(String::new());
+        }
+        if ft.is_dir() {
+            return Ok(());
+        }
+        let key = key.filter(|k| crate::model::check_key(k).is_ok() && !k.is_empty());
         let Some(key) = key else {
             out.skipped
                 .push(entry.path().to_string_lossy().into_owned());
-            continue;
+            return Ok(());
         };
-        if entry.depth() > 0 && skipped(&key, false) {
-            continue;
-        }
         if !ft.is_file() {
             out.skipped.push(key);
-            continue;
+            return Ok(());
         }
         let meta = entry
             .metadata()
             .map_err(|e| Error::io(entry.path())(std::io::Error::other(e.to_string())))?;
         out.files.push((key, FileStat::of(&meta)));
+        Ok(())
     }
-    Ok(())
+}
+
+/// True for an error of the `ignore` crate about an ignore file's content (a bad glob).
+fn is_ignore_file_error(e: &ignore::Error) -> bool {
+    match e {
+        ignore::Error::Glob { .. } => true,
+        ignore::Error::WithLineNumber { err, .. }
+        | ignore::Error::WithPath { err, .. }
+        | ignore::Error::WithDepth { err, .. } => is_ignore_file_error(err),
+        ignore::Error::Partial(errs) => errs.iter().any(is_ignore_file_error),
+        _ => false,
+    }
+}
+
+/// The path an I/O error of the walk is about, if it says.
+fn io_path(e: &ignore::Error) -> Option<PathBuf> {
+    match e {
+        ignore::Error::WithPath { path, .. } => Some(path.clone()),
+        ignore::Error::WithDepth { err, .. } | ignore::Error::WithLineNumber { err, .. } => {
+            io_path(err)
+        }
+        _ => None,
+    }
 }
 
 /// The regular file at `key`, reached without following a symbolic link; `None` when it is
@@ -382,6 +446,9 @@ pub enum FileState {
     New,
     /// Recorded, and gone from disk.
     Deleted,
+    /// Its bytes differ from the last recorded version (or it is new) and do not parse in
+    /// its format: it keeps its last good version until it is fixed.
+    Unparsable,
 }
 
 impl FileState {
@@ -391,6 +458,7 @@ impl FileState {
             FileState::Modified => "modified",
             FileState::New => "new",
             FileState::Deleted => "deleted",
+            FileState::Unparsable => "unparsable",
         }
     }
 }
@@ -402,6 +470,16 @@ pub(crate) struct Pending {
     pub(crate) state: FileState,
     /// The bytes now (absent when deleted), when asked to keep them.
     pub(crate) bytes: Option<Vec<u8>>,
+}
+
+/// Which bytes a scan keeps.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Keep {
+    /// Those of modified files (`status`, to tell the ones that no longer parse); new
+    /// files are not read.
+    Modified,
+    /// Those of every file that differs (a commit).
+    All,
 }
 
 /// The result of comparing the tracked set with the disk.
@@ -417,19 +495,18 @@ pub(crate) struct Scan {
 
 /// Compares the files in scope (and matching `filter`, when given) with their last recorded
 /// versions. Bytes are read only when the stat cache cannot vouch for a file; they are kept
-/// for files that differ when `keep` is set.
+/// for files that differ as `keep` says.
 pub(crate) fn scan(
     root: &Path,
     store: &Store,
     specs: &Specs,
     filter: Option<&[String]>,
-    keep: bool,
+    keep: Keep,
     progress: &mut dyn FnMut(usize, usize),
 ) -> Result<Scan> {
-    let ignore = load_ignore(root)?;
     // The walk (mostly waiting on the file system) runs while the index is read.
     let (walked, index) = std::thread::scope(|s| {
-        let walker = s.spawn(|| walk(root, specs, &ignore));
+        let walker = s.spawn(|| walk(root, specs));
         let index = store.track_index();
         let walked = walker
             .join()
@@ -475,7 +552,7 @@ pub(crate) fn scan(
         };
         let Some(IndexEntry { recorded, cache }) = entry else {
             // New: its content matters only to a commit.
-            let bytes = if keep {
+            let bytes = if keep == Keep::All {
                 let (bytes, read) = read_key(root, &key, &stat)?;
                 out.hashed += 1;
                 out.cache_updates
@@ -507,10 +584,9 @@ pub(crate) fn scan(
         if object == recorded {
             continue;
         }
-        let bytes = match (keep, bytes) {
-            (false, _) => None,
-            (true, Some(b)) => Some(b),
-            (true, None) => Some(read_key(root, &key, &stat)?.0),
+        let bytes = match bytes {
+            Some(b) => Some(b),
+            None => Some(read_key(root, &key, &stat)?.0),
         };
         out.pending.push(Pending {
             key,

@@ -16,7 +16,7 @@ fn import(
 ) -> (Result<ImportSummary, ImportError>, Vec<String>) {
     let mut events = Vec::new();
     let result = repo.import_ndjson(
-        text,
+        text.as_bytes(),
         Timestamp(T0),
         &ImportOptions::default().batch(batch),
         |e| {
@@ -186,4 +186,29 @@ fn warnings_come_with_their_line() {
     assert_eq!(events.len(), 2, "{events:?}");
     assert!(events[0].starts_with("2 warning: "), "{events:?}");
     assert_eq!(events[1], "2 k Changed(1)");
+}
+
+#[test]
+fn input_that_is_not_utf8_stops_the_import_at_its_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut repo = Repo::init(dir.path()).unwrap();
+    let mut input = record("a", r#"{"n":1}"#).into_bytes();
+    input.extend_from_slice(b"{\"key\":\"b\",\"doc\":\"\xff\"}\n");
+    input.extend_from_slice(record("c", r#"{"n":3}"#).as_bytes());
+    let err = repo
+        .import_ndjson(&input[..], Timestamp(T0), &ImportOptions::default(), |_| {})
+        .unwrap_err();
+    match &err {
+        ImportError::Record { line, problem, .. } => {
+            assert_eq!(*line, 2);
+            assert!(
+                matches!(problem, hist::import::RecordError::NotUtf8),
+                "{problem:?}"
+            );
+        }
+        e => panic!("{e:?}"),
+    }
+    assert_eq!(err.recorded().snapshots(), 1);
+    assert!(repo.as_of_tx("a", i64::MAX).unwrap().doc.is_some());
+    assert!(repo.as_of_tx("c", i64::MAX).unwrap().doc.is_none());
 }

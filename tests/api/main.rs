@@ -20,6 +20,8 @@ mod gc;
 mod import;
 mod import_git;
 mod layers;
+mod long_lived;
+mod ls;
 mod patch_conformance;
 mod path;
 mod rename;

@@ -102,11 +102,13 @@ fn only_changed_files_are_read_and_parsed() {
         vec![
             FileStatus {
                 key: "a/0.json".into(),
-                state: FileState::Modified
+                state: FileState::Modified,
+                error: None,
             },
             FileStatus {
                 key: "b/1.toml".into(),
-                state: FileState::Modified
+                state: FileState::Modified,
+                error: None,
             },
         ]
     );
@@ -227,7 +229,8 @@ fn status_does_not_read_new_files() {
         status.files,
         vec![FileStatus {
             key: "a/new.json".into(),
-            state: FileState::New
+            state: FileState::New,
+            error: None,
         }]
     );
     let rec = repo

@@ -22,14 +22,19 @@ mod test_hostile;
 mod test_import_git;
 mod test_import_sqlite;
 mod test_ingest;
+mod test_keys;
+mod test_ls;
 mod test_mv;
 mod test_numbers;
 mod test_readme;
+mod test_scripts;
+mod test_sql;
 mod test_sql_extension;
 mod test_sql_lockdown;
 mod test_tamper;
 mod test_ui;
 mod test_upgrade;
+mod test_when;
 
 #[test]
 fn no_forgotten_test_files() {

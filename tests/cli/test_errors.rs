@@ -32,8 +32,8 @@ fn usage_errors_exit_2() {
             "hist: error: invalid value 'many' for '--max-count <N>'",
         ),
         (
-            &["show", "c/1", "yesterday"],
-            "hist: error: cannot read \"yesterday\" as a time",
+            &["show", "c/1", "the day before"],
+            "hist: error: cannot read \"the day before\" as a time",
         ),
         (
             &["show", "c/1", "--path", "plan"],

@@ -508,3 +508,60 @@ fn import_reads_null_members_as_absent() {
     assert!(err.contains("standard input line 2: no \"doc\""), "{err}");
     assert_eq!(env.run(&["show", "a", "--json"]).ok(), "{\"x\":1}\n");
 }
+
+/// A poller: `hist ingest KEY - --exit-code --quiet || notify`. 1 when the snapshot
+/// changed the document, 0 when not, 2 on an error (never 1), nothing on stdout.
+#[test]
+fn ingest_exit_code_tells_a_poller_what_changed() {
+    let env = TestEnv::init();
+    let args = [
+        &["ingest", "feed/acme", "-", "--exit-code", "--quiet"][..],
+        &W,
+    ]
+    .concat();
+    let first = env.run_stdin(&args, br#"{"price": 1}"#);
+    assert_eq!((first.code, first.stdout.as_str()), (1, ""), "{first:?}");
+    let same = env.run_stdin(&args, br#"{"price": 1}"#);
+    assert_eq!((same.code, same.stdout.as_str()), (0, ""), "{same:?}");
+    let bad = env.run_stdin(&args, b"{not json");
+    assert!(bad.fails(2).contains("is not valid JSON"), "{bad:?}");
+    // --exit-code alone prints what it always prints.
+    let args = [&["ingest", "feed/acme", "-", "--exit-code"][..], &W].concat();
+    let changed = env.run_stdin(&args, br#"{"price": 2}"#);
+    assert_eq!(changed.code, 1, "{changed:?}");
+    assert!(changed.stdout.contains("~ /price: 1 -> 2"), "{changed:?}");
+    // Without the flag, a change exits 0 and a failure 1, as before.
+    let args = [&["ingest", "feed/acme", "-"][..], &W].concat();
+    env.run_stdin(&args, br#"{"price": 3}"#).ok();
+    env.run_stdin(&args, b"{not json").fails(1);
+}
+
+/// `hist import` reads its input as it goes: the records before a line that is not UTF-8
+/// are recorded (it used to read the whole input first and refuse all of it).
+#[test]
+fn import_streams_and_stops_at_the_line_it_cannot_read() {
+    let env = TestEnv::init();
+    let mut input = Vec::new();
+    input.extend_from_slice(b"{\"key\":\"feed/a\",\"actor\":\"poller:a\",\"doc\":{\"v\":1}}\r\n");
+    input.extend_from_slice(b"\n{\"key\":\"feed/b\",\"actor\":\"poller:a\",\"doc\":{\"v\":2}}\n");
+    input.extend_from_slice(b"{\"key\":\"feed/c\",\"actor\":\"poller:a\",\"doc\":\"\xff\"}\n");
+    input.extend_from_slice(b"{\"key\":\"feed/d\",\"actor\":\"poller:a\",\"doc\":{\"v\":4}}\n");
+    let out = env.run_stdin(&["import", "-"], &input);
+    let err = out.fails(1);
+    assert!(
+        err.contains("standard input line 4: the line is not UTF-8 text"),
+        "{err}"
+    );
+    assert!(err.contains("recorded before it: 2 snapshots"), "{err}");
+    assert_eq!(env.run(&["show", "feed/b", "--json"]).ok(), "{\"v\":2}\n");
+    env.run(&["show", "feed/d"]).fails(1);
+    // A file, read the same way.
+    env.write(
+        "more.ndjson",
+        "{\"key\":\"feed/e\",\"actor\":\"poller:a\",\"doc\":5}\n",
+    );
+    assert_eq!(
+        env.run(&["import", "more.ndjson"]).ok(),
+        "imported 1 snapshots: 1 changed (1 changes), 0 unchanged\n"
+    );
+}

@@ -401,34 +401,166 @@ fn deletion_and_recreation_of_a_file() {
     env.run(&["fsck"]).ok();
 }
 
+/// One file that does not parse never blocks the others: the commit records the rest and
+/// warns, naming the file; the file keeps its last good version (never turned into a text
+/// document), `status` shows it as unparsable until it is fixed, and its field history goes
+/// on after the fix.
 #[test]
-fn a_malformed_yaml_file_is_refused_and_nothing_is_written() {
+fn a_file_that_does_not_parse_never_blocks_the_others() {
     let env = tracked();
     edit(&env, "config/app.toml", "port = 8080", "port = 9090");
     env.write(
         "k8s/base/bad.yaml",
         "kind: Service\nspec:\n  ports: [80, 443\n  type: x\n",
     );
-    let before = env.db_dump();
+    edit(&env, "config/features.json", "{", "{ oops");
+    let status = env.run(&["status"]).ok().to_owned();
+    assert!(
+        status.starts_with("modified  config/app.toml\n"),
+        "{status}"
+    );
+    assert!(
+        status.contains("\nunparsable config/features.json  (JSON, line "),
+        "{status}"
+    );
+    // A new file is not read by status (as git does not): it is listed as new.
+    assert!(
+        status.ends_with("\nnew       k8s/base/bad.yaml\n"),
+        "{status}"
+    );
     let objects_before = objects(&env);
-    let err = env.run(&["commit", ACTOR]);
-    let stderr = err.fails(1);
-    assert!(
-        stderr.starts_with("hist: error: k8s/base/bad.yaml is not valid YAML (line 4, column "),
-        "{stderr}"
-    );
-    assert!(
-        stderr.ends_with("Hint: fix the file and run the command again; nothing was recorded\n")
-    );
-    assert_eq!(env.db_dump(), before);
-    assert_eq!(objects(&env), objects_before);
-    // Tracking it explicitly is refused the same way.
-    let err = env.run(&["track", "k8s/base/bad.yaml", ACTOR]);
-    assert!(err.fails(1).contains("k8s/base/bad.yaml is not valid YAML"));
-    assert_eq!(env.db_dump(), before);
+    let out = env.run(&["commit", ACTOR]);
     assert_eq!(
-        env.run(&["status"]).ok(),
-        "modified  config/app.toml\nnew       k8s/base/bad.yaml\n"
+        out.ok(),
+        "modified  config/app.toml  (1 change)\nrecorded tx 2: 0 new, 1 modified, 0 deleted\n"
+    );
+    // Only the good file's bytes were stored.
+    assert_eq!(objects(&env), objects_before + 1);
+    assert!(
+        out.stderr
+            .contains("hist: warning: k8s/base/bad.yaml is not valid YAML (line 4, column "),
+        "{}",
+        out.stderr
+    );
+    assert!(
+        out.stderr
+            .contains("hist: warning: config/features.json is not valid JSON"),
+        "{}",
+        out.stderr
+    );
+    // The broken file kept its last version; the new one was not recorded at all.
+    assert_eq!(
+        env.run(&["restore", "config/features.json", "-o", "-"])
+            .ok()
+            .as_bytes(),
+        fixture("config/features.json")
+    );
+    env.run(&["show", "k8s/base/bad.yaml"]).fails(1);
+    let status = env.run(&["status", "--json"]).ok().to_owned();
+    assert!(status.contains("\"status\":\"unparsable\""), "{status}");
+    assert_eq!(env.run(&["status", "--quiet"]).code, 1);
+    // Fixed, it is recorded field by field, its history unbroken.
+    edit(&env, "config/features.json", "{ oops", "{");
+    env.write("k8s/base/bad.yaml", "kind: Service\n");
+    let out = env.run(&["commit", ACTOR]).ok().to_owned();
+    assert_eq!(
+        out,
+        "new       k8s/base/bad.yaml\nrecorded tx 3: 1 new, 0 modified, 0 deleted\n"
+    );
+    assert_eq!(env.run(&["status", "--exit-code"]).code, 0);
+    env.run(&["fsck"]).ok();
+}
+
+/// JSON with comments and trailing commas (tsconfig.json, .vscode/settings.json, *.jsonc,
+/// *.json5) is diffed field by field; its bytes, comments included, restore exactly.
+#[test]
+fn json_with_comments_is_diffed_field_by_field() {
+    let env = TestEnv::init();
+    let settings = "// editor settings\n{\n  \"editor.tabSize\": 2, // two\n  \"files.exclude\": {\"**/.git\": true,},\n}\n";
+    env.write(".vscode/settings.json", settings);
+    env.write(
+        "tsconfig.json",
+        "{\n  /* strict */\n  \"compilerOptions\": {\"strict\": true,},\n}\n",
+    );
+    env.write("app.json5", "{name: 'app', port: 0x1F90,}\n");
+    env.write("notes.jsonc", "[1, 2, /* three */ 3,]\n");
+    assert_eq!(
+        env.run(&["track", ".", ACTOR]).ok(),
+        "new       .vscode/settings.json\nnew       app.json5\nnew       notes.jsonc\n\
+         new       tsconfig.json\nrecorded tx 1: 4 new, 0 modified, 0 deleted\n"
+    );
+    assert_eq!(
+        env.run(&["show", "app.json5", "--json"]).ok(),
+        "{\"name\":\"app\",\"port\":8080}\n"
+    );
+    env.write(
+        ".vscode/settings.json",
+        settings.replace(
+            "\"editor.tabSize\": 2, // two",
+            "\"editor.tabSize\": 4, // four",
+        ),
+    );
+    assert_eq!(
+        env.run(&["commit", ACTOR]).ok(),
+        "modified  .vscode/settings.json  (1 change)\nrecorded tx 2: 0 new, 1 modified, 0 deleted\n"
+    );
+    assert_eq!(
+        env.run(&["history", ".vscode/settings.json", "/editor.tabSize"])
+            .ok()
+            .lines()
+            .last(),
+        Some("tx 2  2026-01-01T00:00:03Z  user:maria  ~ 2 -> 4")
+    );
+    assert_eq!(
+        env.run(&["restore", ".vscode/settings.json", "@tx:1", "-o", "-"])
+            .ok(),
+        settings
+    );
+}
+
+/// Ignore files as git reads them: `.gitignore` in every directory, `.git/info/exclude`,
+/// `.histignore` in every directory (winning over `.gitignore`).
+#[test]
+fn ignore_files_in_every_directory() {
+    let env = TestEnv::init();
+    env.write(".gitignore", "*.log\n/build/\n");
+    env.write("app/.gitignore", "secret.json\n");
+    env.write(".git/info/exclude", "*.swp\n");
+    env.write("app/deep/.histignore", "cache/\n!keep.log\n");
+    for f in [
+        "a.json",
+        "x.log",
+        "build/out.json",
+        "app/conf.json",
+        "app/secret.json",
+        "app/deep/d.json",
+        "app/deep/keep.log",
+        "app/deep/cache/c.json",
+        "notes.swp",
+        "app/build/b.json",
+    ] {
+        env.write(f, "{}");
+    }
+    let out = env.run(&["track", ".", ACTOR]).ok().to_owned();
+    assert_eq!(
+        out,
+        "new       .gitignore\nnew       a.json\nnew       app/.gitignore\n\
+         new       app/build/b.json\nnew       app/conf.json\nnew       app/deep/.histignore\n\
+         new       app/deep/d.json\nnew       app/deep/keep.log\n\
+         recorded tx 1: 8 new, 0 modified, 0 deleted\n"
+    );
+    // Each source on its own, in status: a new ignored file is not listed.
+    env.write("app/other.log", "x");
+    env.write("app/secret.json", "{\"v\": 2}");
+    env.write("y.swp", "x");
+    env.write("app/deep/cache/d.json", "{}");
+    env.write("app/new.json", "{}");
+    assert_eq!(env.run(&["status"]).ok(), "new       app/new.json\n");
+    // Named on the command line, an ignored path is tracked anyway.
+    assert!(
+        env.run(&["track", "app/secret.json", ACTOR])
+            .ok()
+            .contains("new       app/secret.json")
     );
 }
 

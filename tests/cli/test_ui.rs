@@ -1,5 +1,5 @@
-//! Colors and the pager: only on a terminal, never with NO_COLOR or --color never;
-//! --no-pager, HIST_PAGER, PAGER.
+//! Colors and the pager: only on a terminal, never with NO_COLOR (unless --color always) or
+//! --color never; --no-pager, HIST_PAGER (empty: no pager), PAGER; -p is --patch.
 
 use crate::common::TestEnv;
 
@@ -40,10 +40,44 @@ fn no_colors_off_a_terminal_or_when_refused() {
         cmd.env_remove("NO_COLOR").env("CLICOLOR_FORCE", "1");
         let out = env.run_cmd(cmd, None);
         assert!(!out.ok().contains(ESC), "{args:?}: {}", out.stdout);
-        // NO_COLOR beats --color always.
-        let out = env.run(&[&["--color", "always"][..], args].concat());
+        // NO_COLOR beats CLICOLOR_FORCE.
+        let mut cmd = env.command(args);
+        cmd.env("CLICOLOR_FORCE", "1");
+        let out = env.run_cmd(cmd, None);
         assert!(!out.ok().contains(ESC), "{args:?}: {}", out.stdout);
     }
+}
+
+/// no-color.org: "user-level configuration files and per-instance command-line arguments
+/// should override NO_COLOR": `--color always` paints even under NO_COLOR.
+#[test]
+fn color_always_wins_over_no_color() {
+    let env = story();
+    for args in PAINTED {
+        // TestEnv sets NO_COLOR=1.
+        let out = env.run(&[&["--color", "always"][..], args].concat());
+        assert!(out.ok().contains(ESC), "{args:?}: {}", out.stdout);
+    }
+}
+
+/// `-p` is `--patch` wherever a command has it, as in git; `--path` has no short form.
+#[test]
+fn dash_p_means_patch_everywhere() {
+    let env = story();
+    for spec in crate::common::command_tree(&env) {
+        let mut args: Vec<&str> = spec.path.iter().map(String::as_str).collect();
+        args.push("-h");
+        let help = env.run(&args).ok().to_owned();
+        for line in help.lines().map(str::trim_start) {
+            if line.starts_with("-p,") || line.starts_with("-p ") {
+                assert!(line.starts_with("-p, --patch"), "{:?}: {line}", spec.path);
+            }
+        }
+    }
+    let out = env.run(&["show", "c/1", "-p", "/plan"]);
+    assert!(out.fails(2).contains("-p"), "{}", out.stderr);
+    env.run(&["show", "c/1", "--path", "/plan"]).ok();
+    env.run(&["log", "-p", "-n", "1"]).ok();
 }
 
 #[test]
@@ -141,6 +175,13 @@ fn long_output_goes_through_the_pager_on_a_terminal() {
     );
     let cat = [("HIST_PAGER", "cat"), ("PAGER", "sed -e 's/^/paged: /'")];
     let out = on_a_terminal(&env, "log --oneline", &cat).unwrap_or_default();
+    assert!(
+        !out.contains("paged: ") && out.contains("user:sam"),
+        "{out}"
+    );
+    // An empty HIST_PAGER turns the pager off, as GIT_PAGER="" does.
+    let empty = [("HIST_PAGER", ""), ("PAGER", "sed -e 's/^/paged: /'")];
+    let out = on_a_terminal(&env, "log --oneline", &empty).unwrap_or_default();
     assert!(
         !out.contains("paged: ") && out.contains("user:sam"),
         "{out}"

@@ -1,0 +1,3 @@
+module example.com/hist
+
+go 1.19
