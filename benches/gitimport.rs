@@ -72,6 +72,63 @@ fn git(repo: &Path, args: &[&str]) -> Command {
     c
 }
 
+/// What a command took: wall time, CPU time and peak memory (through GNU time, where
+/// there is `/usr/bin/time`), and its output.
+struct Measured {
+    wall: Duration,
+    cpu: Option<Duration>,
+    peak_kib: Option<u64>,
+    stdout: Vec<u8>,
+}
+
+/// Runs `cmd` to completion under `/usr/bin/time` where there is one (its report written
+/// into `scratch`).
+fn measured(cmd: &Command, scratch: &Path) -> Measured {
+    let report = scratch.join("time.report");
+    let gnu = Path::new("/usr/bin/time").is_file();
+    let mut run = if gnu {
+        let mut c = Command::new("/usr/bin/time");
+        c.args(["-f", "%U %S %M", "-o"])
+            .arg(&report)
+            .arg(cmd.get_program())
+            .args(cmd.get_args());
+        c
+    } else {
+        Command::new(cmd.get_program())
+    };
+    if !gnu {
+        run.args(cmd.get_args());
+    }
+    if let Some(dir) = cmd.get_current_dir() {
+        run.current_dir(dir);
+    }
+    for (k, v) in cmd.get_envs() {
+        match v {
+            Some(v) => run.env(k, v),
+            None => run.env_remove(k),
+        };
+    }
+    let (wall, stdout) = timed(&mut run);
+    let fields: Vec<f64> = std::fs::read_to_string(&report)
+        .ok()
+        .and_then(|t| t.lines().last().map(str::to_owned))
+        .map(|l| l.split(' ').filter_map(|f| f.parse().ok()).collect())
+        .unwrap_or_default();
+    let (cpu, peak_kib) = match fields[..] {
+        [user, system, kib] if gnu => (
+            Some(Duration::from_secs_f64(user + system)),
+            Some(kib as u64),
+        ),
+        _ => (None, None),
+    };
+    Measured {
+        wall,
+        cpu,
+        peak_kib,
+        stdout,
+    }
+}
+
 /// Runs a command to completion, its output drained; its wall time and stdout.
 fn timed(cmd: &mut Command) -> (Duration, Vec<u8>) {
     let t = Instant::now();
@@ -205,23 +262,8 @@ fn main() {
         "--at",
         "@2021-01-01",
     ]));
-    // Peak memory through /usr/bin/time where there is one (GNU time: -f %M, in KiB).
-    let rss_file = work.path().join("import.rss");
-    let gnu_time = Path::new("/usr/bin/time").is_file();
-    let mut import_cmd = if gnu_time {
-        let mut c = Command::new("/usr/bin/time");
-        c.arg("-f")
-            .arg("%M")
-            .arg("-o")
-            .arg(&rss_file)
-            .arg(env!("CARGO_BIN_EXE_hist"))
-            .current_dir(&store)
-            .env("HIST_NOW", "2026-01-01T00:00:00Z");
-        c
-    } else {
-        hist(&store)
-    };
-    let (import, summary) = timed(import_cmd.args([
+    let mut import_cmd = hist(&store);
+    import_cmd.args([
         "import",
         "--git",
         repo.to_str().expect("bench setup"),
@@ -230,11 +272,9 @@ fn main() {
         "--key",
         "cdc/states",
         "--json",
-    ]));
-    let summary = String::from_utf8_lossy(&summary).trim().to_owned();
-    let peak_kib: Option<u64> = std::fs::read_to_string(&rss_file)
-        .ok()
-        .and_then(|t| t.trim().lines().last()?.trim().parse().ok());
+    ]);
+    let import = measured(&import_cmd, work.path());
+    let summary = String::from_utf8_lossy(&import.stdout).trim().to_owned();
 
     // git-history, where installed.
     let git_history = std::env::var_os("HIST_BENCH_GIT_HISTORY")
@@ -246,22 +286,20 @@ fn main() {
         .stderr(Stdio::null())
         .status()
         .is_ok_and(|s| s.success());
-    let gh_time = if installed {
-        let (d, _) = timed(
-            Command::new(&git_history)
-                .arg("file")
-                .arg(&gh_db)
-                .arg("states.json")
-                .arg("--repo")
-                .arg(&repo)
-                .args([
-                    "--convert",
-                    "json.loads(content)[\"vaccination_data\"]",
-                    "--id",
-                    "Location",
-                ]),
-        );
-        Some(d)
+    let gh = if installed {
+        let mut cmd = Command::new(&git_history);
+        cmd.arg("file")
+            .arg(&gh_db)
+            .arg("states.json")
+            .arg("--repo")
+            .arg(&repo)
+            .args([
+                "--convert",
+                "json.loads(content)[\"vaccination_data\"]",
+                "--id",
+                "Location",
+            ]);
+        Some(measured(&cmd, work.path()))
     } else {
         None
     };
@@ -307,7 +345,7 @@ fn main() {
     let (hist_read, git_read) = (median(hist_reads), median(git_reads));
 
     println!("import summary: {summary}");
-    if let Some(kib) = peak_kib {
+    if let Some(kib) = import.peak_kib {
         println!(
             "import peak memory: {} (largest version {}, all versions {})",
             mb(kib * 1024),
@@ -318,16 +356,26 @@ fn main() {
     println!();
     println!("| what | hist | other | ratio | target |");
     println!("|---|---|---|---|---|");
-    match gh_time {
-        Some(gh) => println!(
-            "| import {versions} versions: `hist import --git` vs `git-history file` | {} | {} | {:.1}× faster | ≥ 10× |",
-            show(import),
-            show(gh),
-            gh.as_secs_f64() / import.as_secs_f64()
-        ),
+    match &gh {
+        Some(gh) => {
+            println!(
+                "| import {versions} versions: `hist import --git` vs `git-history file`, wall | {} | {} | {:.1}× faster | ≥ 10× |",
+                show(import.wall),
+                show(gh.wall),
+                gh.wall.as_secs_f64() / import.wall.as_secs_f64()
+            );
+            if let (Some(h), Some(g)) = (import.cpu, gh.cpu) {
+                println!(
+                    "| … CPU time (user + system, git's processes included) | {} | {} | {:.1}× less | |",
+                    show(h),
+                    show(g),
+                    g.as_secs_f64() / h.as_secs_f64()
+                );
+            }
+        }
         None => println!(
             "| import {versions} versions: `hist import --git` | {} | git-history not found (pip install git-history) | | ≥ 10× |",
-            show(import)
+            show(import.wall)
         ),
     }
     println!(
