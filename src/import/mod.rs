@@ -382,36 +382,26 @@ impl Repo {
         loop {
             lineno += 1;
             buf.clear();
-            match input.read_until(b'\n', &mut buf) {
-                Ok(0) => break,
-                Ok(_) => {}
-                Err(error) => {
-                    // Whatever was recorded before it stays recorded.
-                    let committed = batches.committed();
-                    let recorded = batches.finish().map_err(|e| store(e, committed))?;
-                    return Err(ImportError::Read {
-                        line: lineno,
-                        error,
-                        recorded,
-                    });
-                }
-            }
             let warn = |message: &str| {
                 progress(ImportEvent::Warning {
                     line: lineno,
                     message,
                 });
             };
-            let imported = match std::str::from_utf8(&buf) {
-                Ok(line) => {
-                    let line = line.strip_suffix('\n').unwrap_or(line);
-                    let line = line.strip_suffix('\r').unwrap_or(line);
-                    if line.trim().is_empty() {
-                        continue;
+            let imported = match input.read_until(b'\n', &mut buf) {
+                Ok(0) => break,
+                Ok(_) => match std::str::from_utf8(&buf) {
+                    Ok(line) => {
+                        let line = line.strip_suffix('\n').unwrap_or(line);
+                        let line = line.strip_suffix('\r').unwrap_or(line);
+                        if line.trim().is_empty() {
+                            continue;
+                        }
+                        import_record(&mut batches, line, warn).map_err(Stop::Record)
                     }
-                    import_record(&mut batches, line, warn)
-                }
-                Err(_) => Err(RecordError::NotUtf8),
+                    Err(_) => Err(Stop::Record(RecordError::NotUtf8)),
+                },
+                Err(error) => Err(Stop::Read(error)),
             };
             match imported {
                 Ok((key, outcome)) => progress(ImportEvent::Recorded {
@@ -419,14 +409,21 @@ impl Repo {
                     key: &key,
                     outcome: &outcome,
                 }),
-                Err(problem) => {
+                Err(stop) => {
                     // Whatever was recorded before a bad record stays recorded.
                     let committed = batches.committed();
                     let recorded = batches.finish().map_err(|e| store(e, committed))?;
-                    return Err(ImportError::Record {
-                        line: lineno,
-                        problem,
-                        recorded,
+                    return Err(match stop {
+                        Stop::Read(error) => ImportError::Read {
+                            line: lineno,
+                            error,
+                            recorded,
+                        },
+                        Stop::Record(problem) => ImportError::Record {
+                            line: lineno,
+                            problem,
+                            recorded,
+                        },
                     });
                 }
             }
@@ -438,6 +435,14 @@ impl Repo {
         let committed = batches.committed();
         batches.finish().map_err(|e| store(e, committed))
     }
+}
+
+/// Why an NDJSON import stops at a line.
+enum Stop {
+    /// The input could not be read.
+    Read(std::io::Error),
+    /// The record is bad.
+    Record(RecordError),
 }
 
 /// Records the snapshot of one NDJSON record (`line`, not blank): its key and what it found.
