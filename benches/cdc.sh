@@ -24,8 +24,8 @@ done
 DATA=$(realpath "$DATA")
 W=$(realpath -m "${1:-target/bench-cdc}")
 mkdir -p "$W"
-cargo build --release --quiet
-H=$PWD/target/release/hist
+. fixtures/hist-bin.sh
+H=$(hist_bin --release)
 KEY=cdc/states
 QUERY="SELECT path, count(*) AS changes, count(DISTINCT key) AS objects FROM changes WHERE key GLOB 'cdc/*' AND at >= '2022-01-01' GROUP BY path ORDER BY changes DESC LIMIT 3;"
 FIELD='/vaccination_data[Location="AK"]/Administered_Dose1_Pop_Pct'
