@@ -347,7 +347,8 @@ fn main() {
     println!("import summary: {summary}");
     if let Some(kib) = import.peak_kib {
         println!(
-            "import peak memory: {} (largest version {}, all versions {})",
+            "import peak memory: {} (the largest of hist and the git processes it runs, \
+             whose delta cache and mapped pack count; largest version {}, all versions {})",
             mb(kib * 1024),
             mb(largest),
             mb(bytes)

@@ -761,8 +761,8 @@ impl Repo {
             marks.push(mark);
         }
         let describe = |m: &Option<GitMark>| match m {
-            Some(m) => format!("up to commit {}", short_id(&m.commit)),
-            None => "never".to_owned(),
+            Some(m) => format!("imported up to commit {}", short_id(&m.commit)),
+            None => "never imported".to_owned(),
         };
         for (i, mark) in marks.iter().enumerate().skip(1) {
             let same = match (mark, &marks[0]) {

@@ -99,13 +99,13 @@ pub enum Refusal {
     /// The files were imported up to different commits (or some never were): they are
     /// imported together or not at all.
     #[error(
-        "{path} was imported {its}, {other} {theirs}: files of one repository are imported \
+        "{path} was {its}, {other} was {theirs}: files of one repository are imported \
          together"
     )]
     Apart {
         /// One file.
         path: String,
-        /// Where its import got to (`up to commit X`, `never`).
+        /// Where its import got to (`imported up to commit X`, `never imported`).
         its: String,
         /// Another file.
         other: String,

@@ -450,7 +450,7 @@ fn mistakes_are_refused_before_anything_is_written() {
     .ok();
     let err = import(&env, &[]).fails(1).to_owned();
     assert!(
-        err.contains("status.json was imported never, feed.json up to commit"),
+        err.contains("status.json was never imported, feed.json was imported up to commit"),
         "{err}"
     );
 }
