@@ -16,8 +16,15 @@ work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 
 echo "building (release)..." >&2
-cargo build --release --quiet --bin hist
-cargo build --release --quiet -p hist-c
+. fixtures/hist-bin.sh
+hist=$(hist_bin --release)
+# libhistc.a where cargo reports it (so Go links the static library, not the .so beside it).
+libhistc=$(cargo build --release --quiet -p hist-c --message-format=json-render-diagnostics | python3 -c '
+import json, sys
+for line in sys.stdin:
+    m = json.loads(line)
+    if m.get("reason") == "compiler-artifact" and m["target"]["name"] == "histc":
+        print(*[f for f in m["filenames"] if f.endswith(".a")], sep="\n", end="")')
 cargo bench --quiet --bench bindings --no-run 2>/dev/null
 venv="$target/bench-venv"
 [ -x "$venv/bin/python" ] || python3 -m venv "$venv"
@@ -30,7 +37,7 @@ bench prepare "$work"
 repo="$work/repo"
 
 rust_ns=$(bench read "$work" "$reads")
-go_ns=$(cd bindings/go && HIST_BENCH_REPO="$repo" CGO_LDFLAGS="$target/release/libhistc.a" \
+go_ns=$(cd bindings/go && HIST_BENCH_REPO="$repo" CGO_LDFLAGS="$libhistc" \
   go test -run '^$' -bench BenchmarkShowTx -benchtime "${reads}x" . | awk '/^BenchmarkShowTx/ {print $3}')
 py_ns=$("$venv/bin/python" - "$repo" "$reads" <<'PY'
 import sys, time, hist_store
@@ -43,11 +50,11 @@ PY
 )
 spawns=50
 start=$(date +%s%N)
-for _ in $(seq $spawns); do "$target/release/hist" -C "$repo" show customer/1 @tx:100 --json >/dev/null; done
+for _ in $(seq $spawns); do "$hist" -C "$repo" show customer/1 @tx:100 --json >/dev/null; done
 spawn_ns=$(( ($(date +%s%N) - start) / spawns ))
 
 rust_ingest=$(bench ingest "$work" 5)
-read -r py_bytes py_dict < <("$venv/bin/python" - "$work" 5 "$target/release/hist" <<'PY'
+read -r py_bytes py_dict < <("$venv/bin/python" - "$work" 5 "$hist" <<'PY'
 import json, statistics, subprocess, sys, tempfile, time, hist_store
 work, n, hist = sys.argv[1], int(sys.argv[2]), sys.argv[3]
 v0 = open(f"{work}/feed-v0.json", "rb").read()

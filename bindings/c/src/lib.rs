@@ -18,6 +18,7 @@
 #![allow(unsafe_code)] // this crate is the FFI boundary: every `unsafe` has its SAFETY note
 #![allow(non_camel_case_types)] // C names: `hist_repo`
 #![allow(clippy::too_many_arguments)] // the C signatures are DESIGN §7's
+#![cfg_attr(test, allow(clippy::unwrap_used))]
 
 use hist::canon;
 use hist::model::Actor;
@@ -231,6 +232,11 @@ fn key_access(options: &str) -> Answer<KeyAccess> {
     };
     let mut access = KeyAccess::default();
     for (name, value) in members {
+        if name != "identity" && name != "passphrase" {
+            return Err(Failure::usage(format!(
+                "unknown option {name:?}; the options are \"identity\" and \"passphrase\""
+            )));
+        }
         let Some(text) = value.as_str() else {
             return Err(Failure::usage(format!("option {name:?} is a string")));
         };
@@ -248,12 +254,7 @@ fn key_access(options: &str) -> Answer<KeyAccess> {
                 }
                 access.identity = Some(file);
             }
-            "passphrase" => access.passphrase = Some(SecretString::from(text.to_owned())),
-            _ => {
-                return Err(Failure::usage(format!(
-                    "unknown option {name:?}; the options are \"identity\" and \"passphrase\""
-                )));
-            }
+            _ => access.passphrase = Some(SecretString::from(text.to_owned())),
         }
     }
     Ok(access)
