@@ -103,8 +103,9 @@ impl Bar {
     fn event(&mut self, ui: &mut Ui, event: SourceEvent<'_>, unit: &str) {
         match event {
             SourceEvent::Total(total) => {
-                let template =
-                    format!("{{bar:30}} {{pos}}/{{len}} {unit} ({{per_sec}}, {{eta}} left)");
+                let template = format!(
+                    "{{bar:30}} {{pos}}/{{len}} {unit} ({{per_sec}}, {{eta}} left) {{msg}}"
+                );
                 let style = indicatif::ProgressStyle::with_template(&template)
                     .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar());
                 self.0 = Some(indicatif::ProgressBar::new(total).with_style(style));
@@ -116,9 +117,16 @@ impl Bar {
                     None => ui.warn(&text),
                 }
             }
-            SourceEvent::Read { done } | SourceEvent::Committed { done, .. } => {
+            SourceEvent::Read { done } => {
                 if let Some(bar) = &self.0 {
                     bar.set_position(done);
+                }
+            }
+            // What a kill would not lose: the batches committed.
+            SourceEvent::Committed { done, .. } => {
+                if let Some(bar) = &self.0 {
+                    bar.set_position(done);
+                    bar.set_message(format!("{done} {unit} committed"));
                 }
             }
             _ => {}
