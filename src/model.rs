@@ -49,6 +49,21 @@ impl Actor {
     pub fn as_str(&self) -> &str {
         &self.0
     }
+
+    /// An actor of `kind` (a valid kind: a lowercase ASCII word) named after `name`, any
+    /// text (a git author's name): runs of white space and control characters become one
+    /// `-`, letters are lowercased, and an empty name is `unknown`. Always valid:
+    /// `Ann  Example` is `git:ann-example`.
+    pub fn normalized(kind: &str, name: &str) -> Self {
+        debug_assert!(Self::parse(&format!("{kind}:x")).is_ok(), "kind {kind:?}");
+        let words: Vec<&str> = name
+            .split(|c: char| c.is_whitespace() || c.is_control())
+            .filter(|w| !w.is_empty())
+            .collect();
+        let name = words.join("-").to_lowercase();
+        let name = if name.is_empty() { "unknown" } else { &name };
+        Self(format!("{kind}:{name}"))
+    }
 }
 
 impl fmt::Display for Actor {
@@ -262,6 +277,22 @@ pub struct LoggedChange {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn normalized_actors_are_always_valid() {
+        for (name, want) in [
+            ("Ann Example", "git:ann-example"),
+            ("  Ann \t\n  Example ", "git:ann-example"),
+            ("github-actions[bot]", "git:github-actions[bot]"),
+            ("Zoë\u{7}Ü", "git:zoë-ü"),
+            ("", "git:unknown"),
+            (" \u{0} ", "git:unknown"),
+        ] {
+            let actor = Actor::normalized("git", name);
+            assert_eq!(actor.as_str(), want, "{name:?}");
+            assert_eq!(Actor::parse(actor.as_str()), Ok(actor));
+        }
+    }
 
     #[test]
     fn actors() {

@@ -253,6 +253,11 @@ impl Repo {
         self.store.commit_batch()
     }
 
+    /// Rolls back the batch begun by [`Repo::begin_batch`]: none of its transactions stays.
+    pub(crate) fn rollback_batch(&mut self) -> Result<()> {
+        self.store.rollback_batch()
+    }
+
     /// Runs the read `f` in one SQLite read transaction ([`Store::snapshot`]).
     /// The rules and renames are brought up to date first, inside the read transaction.
     pub(crate) fn snapshot<T>(&self, f: impl FnOnce() -> Result<T>) -> Result<T> {

@@ -18,6 +18,7 @@ mod fsck;
 mod gc;
 mod history;
 mod import;
+mod import_from;
 mod ingest;
 mod init;
 mod keys;

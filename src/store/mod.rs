@@ -1,13 +1,14 @@
 //! Storage: the one owner of `hist.db` and the object store.
 //!
 //! Every SQL statement on the log's tables (transactions, change rows, versions, documents,
-//! checkpoints, checks, rules, renames, compactions, forgets, the track index) is written
-//! here, behind typed functions; the modules above ask for what they need ("the changes of
-//! this key between these versions", "the plan of an as-of read") and never see a row.
+//! checkpoints, checks, rules, renames, compactions, forgets, the track index, where git
+//! imports got to) is written here, behind typed functions; the modules above ask for what
+//! they need ("the changes of this key between these versions", "the plan of an as-of
+//! read") and never see a row.
 //!
 //! - [`Store`]: the connection and the object store; reads are its methods, each in the
-//!   file of its concern (`changes`, `docs`, `txlog`, `records`, `files`, `integrity`,
-//!   `query`), and run inside [`Store::snapshot`] when they must see one state.
+//!   file of its concern (`changes`, `docs`, `txlog`, `records`, `files`, `imports`,
+//!   `integrity`, `query`), and run inside [`Store::snapshot`] when they must see one state.
 //! - [`WriteTxn`] (`write.rs`): one SQLite transaction (or savepoint, inside a batch) that
 //!   commits a [`WriteSet`] in named phases: the transaction row, the change rows, current
 //!   state and checkpoints, the typed [`Record`]s, the hash chain, the checks, then HEAD.
@@ -22,6 +23,7 @@ mod compact;
 mod docs;
 mod files;
 pub(crate) mod head;
+mod imports;
 mod integrity;
 mod listing;
 pub(crate) mod objects;
@@ -39,6 +41,7 @@ pub(crate) use checkpoint::Checkpoint;
 pub(crate) use compact::{KeyRewrite, Merge};
 pub(crate) use docs::LastWritten;
 pub(crate) use files::{CacheEntry, FileStat, IndexEntry};
+pub(crate) use imports::GitMark;
 pub use query::{QueryResult, SqlValue};
 pub(crate) use records::Record;
 pub(crate) use txlog::{LogQuery, ReadPlan};
@@ -61,6 +64,7 @@ const MIGRATIONS: &[&str] = &[
     include_str!("sql/0007_key_ids.sql"),
     include_str!("sql/0008_doc_rowid.sql"),
     include_str!("sql/0009_segments.sql"),
+    include_str!("sql/0010_git_import.sql"),
 ];
 
 /// Values whose canonical text is longer than this are stored as objects, once.
@@ -170,6 +174,19 @@ impl Store {
             if let Some((id, hash)) = self.newest_hash()? {
                 head::write(&self.dir, id, &hash).map_err(Error::io(&self.dir))?;
             }
+        }
+        Ok(())
+    }
+
+    /// Rolls the batch back: nothing written since [`Store::begin_batch`] stays.
+    pub(crate) fn rollback_batch(&mut self) -> Result<()> {
+        if self.batch {
+            self.batch = false;
+            // Paths the batch numbered no longer exist; the objects its segments replaced
+            // are still named.
+            self.clear_caches();
+            self.superseded.take();
+            self.conn.execute_batch("ROLLBACK")?;
         }
         Ok(())
     }

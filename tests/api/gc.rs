@@ -108,7 +108,7 @@ fn generated_year(dir: &Path) -> Repo {
 }
 
 /// Every row of every table, as text, for "nothing was written" checks.
-fn dump(dir: &Path) -> String {
+pub(crate) fn dump(dir: &Path) -> String {
     let conn = rusqlite::Connection::open_with_flags(
         dir.join(".hist/hist.db"),
         rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY,

@@ -235,6 +235,7 @@ fn only_the_store_speaks_sql_to_the_log() {
         "track_index",
         "track_spec",
         "file_version",
+        "git_import",
     ];
     let src = manifest_dir().join("src");
     let mut found = Vec::new();

@@ -18,6 +18,7 @@ mod embedding;
 mod export;
 mod gc;
 mod import;
+mod import_git;
 mod layers;
 mod long_lived;
 mod ls;

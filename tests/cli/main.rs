@@ -19,6 +19,8 @@ mod test_disk_full;
 mod test_garbage_args;
 mod test_gc;
 mod test_hostile;
+mod test_import_git;
+mod test_import_sqlite;
 mod test_ingest;
 mod test_keys;
 mod test_ls;

@@ -2,9 +2,12 @@
 //! `fixtures/` copied in and the clock pinned, as in every test here). A line `$ hist …`
 //! is run (shell quoting as in sh; `NAME=value` prefixes set the environment; `> FILE`
 //! sends stdout to a file) and must succeed; the lines after it, up to the next `$`, are
-//! its exact stdout, where `[..]` stands for any text within a line. `$ cargo …` and
-//! `$ bash …` lines (and their output) are not run here: they build and test the project
-//! itself. Any other program fails the test, so the README cannot show what is not run.
+//! its exact stdout, where `[..]` stands for any text within a line. `$ bash fixtures/…`
+//! lines run a fixture's script (one builds the git repository an example imports), but
+//! `fixtures/demo.sh`, which builds the project; other
+//! `$ cargo …` and `$ bash …` lines (and their output) are not run here: they build and test
+//! the project itself. Any other program fails the test, so the README cannot show what is
+//! not run.
 
 use crate::common::{TestEnv, copy_dir};
 use std::path::Path;
@@ -70,8 +73,14 @@ fn run_line(env: &TestEnv, line: &str, at: &str) -> Option<String> {
         words.next();
     }
     let program = words.next().unwrap_or_default();
+    // `fixtures/demo.sh` builds the project itself (cargo): not run here, as `cargo` lines.
+    let fixture = program == "bash"
+        && words
+            .peek()
+            .is_some_and(|w| w.starts_with("fixtures/") && w != "fixtures/demo.sh");
     match program.as_str() {
         "hist" => {}
+        "bash" if fixture => {}
         "cargo" | "bash" => return None,
         other => panic!("{at}: README shows `{other}`, which the README test cannot run"),
     }
@@ -91,7 +100,16 @@ fn run_line(env: &TestEnv, line: &str, at: &str) -> Option<String> {
         }
     }
     let args: Vec<&str> = args.iter().map(String::as_str).collect();
-    let mut cmd = env.command(&args);
+    let mut cmd = if fixture {
+        let mut cmd = std::process::Command::new("bash");
+        cmd.args(&args)
+            .current_dir(env.path())
+            .env_clear()
+            .env("PATH", std::env::var_os("PATH").unwrap_or_default());
+        cmd
+    } else {
+        env.command(&args)
+    };
     cmd.envs(vars);
     let out = env.run_cmd(cmd, None);
     assert_eq!(
