@@ -344,7 +344,20 @@ impl WriteTxn<'_> {
         if rows.is_empty() {
             return Ok(false);
         }
-        self.write_segment(key_id, &rows)?;
+        // Sized once (collecting through `Result` would grow it by doubling).
+        let mut changes = Vec::with_capacity(rows.len());
+        for (c, old, new) in &rows {
+            changes.push(hist_segment::Change {
+                id: c.id,
+                seq: c.seq,
+                tx: c.tx,
+                path: u64::try_from(c.path_id).map_err(|_| corrupt("a negative path number"))?,
+                op: self::sealed(c.op),
+                old: old.as_deref(),
+                new: new.as_deref(),
+            });
+        }
+        self.write_segment(key_id, &changes)?;
         self.conn().cached_exec(
             "DELETE FROM change_log WHERE key_id = ?1 AND seq > ?2 AND seq <= ?3",
             params![key_id, sealed, upto],
@@ -357,30 +370,11 @@ impl WriteTxn<'_> {
         Ok(true)
     }
 
-    /// Encodes `rows` (consecutive versions of key `key_id`, their values loaded) as a
-    /// segment, stores it and indexes it.
-    fn write_segment(
-        &self,
-        key_id: i64,
-        rows: &[(StoredChange, Option<String>, Option<String>)],
-    ) -> Result<()> {
+    /// Encodes `changes` (consecutive versions of key `key_id`) as a segment, stores it and
+    /// indexes it.
+    fn write_segment(&self, key_id: i64, changes: &[hist_segment::Change<'_>]) -> Result<()> {
         let store = self.store();
-        let changes = rows
-            .iter()
-            .map(|(c, old, new)| {
-                Ok(hist_segment::Change {
-                    id: c.id,
-                    seq: c.seq,
-                    tx: c.tx,
-                    path: u64::try_from(c.path_id)
-                        .map_err(|_| corrupt("a negative path number"))?,
-                    op: sealed(c.op),
-                    old: old.as_deref(),
-                    new: new.as_deref(),
-                })
-            })
-            .collect::<Result<Vec<_>>>()?;
-        let bytes = hist_segment::encode(&changes).map_err(corrupt)?;
+        let bytes = hist_segment::encode(changes).map_err(corrupt)?;
         let object = store.put_object_level(&bytes, SEGMENT_LEVEL)?;
         let (Some(first), Some(last)) = (changes.first(), changes.last()) else {
             return Ok(());
@@ -439,25 +433,23 @@ impl WriteTxn<'_> {
         }
         run.reverse();
         let store = self.store();
-        let mut rows = Vec::new();
-        for seg in &run {
-            let decoded = store.decoded(seg)?;
-            for row in decoded.rows() {
-                rows.push((
-                    StoredChange {
-                        id: row.id,
-                        seq: row.seq,
-                        tx: row.tx,
-                        path_id: i64::try_from(row.path).map_err(|_| corrupt("a path number"))?,
-                        path: String::new(),
-                        op: super::changes::sealed_op(row.op),
-                        old: Stored::Absent,
-                        new: Stored::Absent,
-                    },
-                    row.old.map(str::to_owned),
-                    row.new.map(str::to_owned),
-                ));
-            }
+        // The run's segments decoded, and its changes borrowing their values from them: no
+        // value is copied (this is an import's largest allocation).
+        let decoded = run
+            .iter()
+            .map(|seg| store.decoded(seg))
+            .collect::<Result<Vec<_>>>()?;
+        let mut changes = Vec::with_capacity(usize::try_from(total).unwrap_or(0));
+        for segment in &decoded {
+            changes.extend(segment.rows().map(|row| hist_segment::Change {
+                id: row.id,
+                seq: row.seq,
+                tx: row.tx,
+                path: row.path,
+                op: row.op,
+                old: row.old,
+                new: row.new,
+            }));
         }
         for seg in &run {
             self.conn().cached_exec(
@@ -466,7 +458,7 @@ impl WriteTxn<'_> {
             )?;
             self.superseded.borrow_mut().push(seg.object.clone());
         }
-        self.write_segment(key_id, &rows)
+        self.write_segment(key_id, &changes)
     }
 
     /// Seals the tail of every key that holds at least `min` changes, and merges each
