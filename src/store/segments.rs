@@ -332,15 +332,15 @@ impl WriteTxn<'_> {
     /// Returns whether anything was sealed.
     pub(crate) fn seal(&self, key_id: i64, upto: i64) -> Result<bool> {
         let store = self.store();
-        let sealed: i64 = self.conn().cached_row(
+        let sealed_seq: i64 = self.conn().cached_row(
             "SELECT sealed_seq FROM doc WHERE key = (SELECT key FROM change_key WHERE id = ?1)",
             [key_id],
             |r| r.get(0),
         )?;
-        if upto <= sealed {
+        if upto <= sealed_seq {
             return Ok(false);
         }
-        let rows = store.tail_rows(key_id, sealed, upto)?;
+        let rows = store.tail_rows(key_id, sealed_seq, upto)?;
         if rows.is_empty() {
             return Ok(false);
         }
@@ -352,7 +352,7 @@ impl WriteTxn<'_> {
                 seq: c.seq,
                 tx: c.tx,
                 path: u64::try_from(c.path_id).map_err(|_| corrupt("a negative path number"))?,
-                op: self::sealed(c.op),
+                op: sealed(c.op),
                 old: old.as_deref(),
                 new: new.as_deref(),
             });
@@ -360,7 +360,7 @@ impl WriteTxn<'_> {
         self.write_segment(key_id, &changes)?;
         self.conn().cached_exec(
             "DELETE FROM change_log WHERE key_id = ?1 AND seq > ?2 AND seq <= ?3",
-            params![key_id, sealed, upto],
+            params![key_id, sealed_seq, upto],
         )?;
         self.conn().cached_exec(
             "UPDATE doc SET sealed_seq = ?2 WHERE key = (SELECT key FROM change_key WHERE id = ?1)",
