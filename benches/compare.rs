@@ -26,7 +26,11 @@
 //! `HIST_BENCH_SIZE_MAX_MB` (100) the largest document. With `HIST_BENCH_KEEP` set, the git
 //! comparison leaves its repositories behind for a closer look (it prints where).
 
+#[path = "common/measure.rs"]
+mod measure;
+
 use hist::{Actor, DocPath, Repo, Timestamp, TxOptions, When};
+use measure::{dir_size, gnu_time, wrapped};
 use rusqlite::{Connection, OptionalExtension, params};
 use serde_json::{Map, Value, json};
 use std::fmt::Write as _;
@@ -91,37 +95,12 @@ fn rfc3339(secs: i64) -> String {
     Timestamp(secs * 1_000_000).to_string()
 }
 
-fn dir_size(p: &Path) -> u64 {
-    walkdir::WalkDir::new(p)
-        .into_iter()
-        .filter_map(Result::ok)
-        .filter_map(|e| e.metadata().ok())
-        .filter(std::fs::Metadata::is_file)
-        .map(|m| m.len())
-        .sum()
-}
-
 /// Runs a command to completion; returns its wall time, its stdout, and its peak resident
 /// memory in KB when `/usr/bin/time` is there to measure it.
 fn run(cmd: &mut Command, measure_memory: bool) -> (Duration, Vec<u8>, Option<u64>) {
-    let use_time = measure_memory && Path::new("/usr/bin/time").exists();
-    let mut full = if use_time {
-        let mut c = Command::new("/usr/bin/time");
-        c.arg("-f").arg("%M").arg(cmd.get_program());
-        c
-    } else {
-        Command::new(cmd.get_program())
-    };
-    full.args(cmd.get_args());
-    if let Some(d) = cmd.get_current_dir() {
-        full.current_dir(d);
-    }
-    for (k, v) in cmd.get_envs() {
-        match v {
-            Some(v) => full.env(k, v),
-            None => full.env_remove(k),
-        };
-    }
+    let time = gnu_time().filter(|_| measure_memory);
+    let use_time = time.is_some();
+    let mut full = wrapped(cmd, time, ["-f", "%M"]);
     let t = Instant::now();
     let out = full.output().expect("run a command");
     let elapsed = t.elapsed();

@@ -22,7 +22,11 @@
 //! comparison is skipped with a message (`pip install git-history`). `HIST_BENCH_KEEP` keeps
 //! the repositories and prints where.
 
+#[path = "common/measure.rs"]
+mod measure;
+
 use hist::import::git::GitHistory;
+use measure::{dir_size, gnu_time, wrapped};
 use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -36,16 +40,6 @@ fn data_file() -> PathBuf {
         },
         PathBuf::from,
     )
-}
-
-fn dir_size(p: &Path) -> u64 {
-    walkdir::WalkDir::new(p)
-        .into_iter()
-        .filter_map(Result::ok)
-        .filter_map(|e| e.metadata().ok())
-        .filter(std::fs::Metadata::is_file)
-        .map(|m| m.len())
-        .sum()
 }
 
 fn mb(bytes: u64) -> String {
@@ -85,29 +79,18 @@ struct Measured {
 /// into `scratch`).
 fn measured(cmd: &Command, scratch: &Path) -> Measured {
     let report = scratch.join("time.report");
-    let gnu = Path::new("/usr/bin/time").is_file();
-    let mut run = if gnu {
-        let mut c = Command::new("/usr/bin/time");
-        c.args(["-f", "%U %S %M", "-o"])
-            .arg(&report)
-            .arg(cmd.get_program())
-            .args(cmd.get_args());
-        c
-    } else {
-        Command::new(cmd.get_program())
-    };
-    if !gnu {
-        run.args(cmd.get_args());
-    }
-    if let Some(dir) = cmd.get_current_dir() {
-        run.current_dir(dir);
-    }
-    for (k, v) in cmd.get_envs() {
-        match v {
-            Some(v) => run.env(k, v),
-            None => run.env_remove(k),
-        };
-    }
+    let time = gnu_time();
+    let gnu = time.is_some();
+    let mut run = wrapped(
+        cmd,
+        time,
+        [
+            "-f".as_ref(),
+            "%U %S %M".as_ref(),
+            "-o".as_ref(),
+            report.as_os_str(),
+        ],
+    );
     let (wall, stdout) = timed(&mut run);
     let fields: Vec<f64> = std::fs::read_to_string(&report)
         .ok()

@@ -18,16 +18,10 @@ use std::time::{Duration, Instant};
 
 #[path = "common/feed.rs"]
 mod feed;
+#[path = "common/measure.rs"]
+mod measure;
 
-fn dir_size(p: &Path) -> u64 {
-    walkdir::WalkDir::new(p)
-        .into_iter()
-        .filter_map(Result::ok)
-        .filter_map(|e| e.metadata().ok())
-        .filter(std::fs::Metadata::is_file)
-        .map(|m| m.len())
-        .sum()
-}
+use measure::dir_size;
 
 fn timed(cmd: &mut Command) -> (Duration, Option<u64>) {
     let use_time = Path::new("/usr/bin/time").exists();
