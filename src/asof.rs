@@ -257,12 +257,12 @@ impl Repo {
                         (text, checked)
                     }
                 };
-                let steps = self.steps(start.key_id, start.target, start.back_from(), Side::Old)?;
+                let steps = self.steps(&start, start.target, start.back_from(), Side::Old)?;
                 (text, checked, steps)
             }
             Direction::Forward => {
                 let (text, checked) = self.checkpoint_text(start.ckpt_obj.as_ref())?;
-                let steps = self.steps(start.key_id, start.ckpt_seq, start.target, Side::New)?;
+                let steps = self.steps(&start, start.ckpt_seq, start.target, Side::New)?;
                 (text, checked, steps)
             }
         };
@@ -303,11 +303,13 @@ impl Repo {
         })
     }
 
-    /// The changes of key `key_id` with `after < seq <= upto` as replay steps: oldest
-    /// first (`Side::New`), or newest first and inverted (`Side::Old`: to go back from
-    /// `upto` to `after`).
-    fn steps(&self, key_id: i64, after: i64, upto: i64, side: Side) -> Result<Vec<Step>> {
-        let rows = self.store.side_changes(key_id, after, upto, side)?;
+    /// The changes of the key `plan` reads with `after < seq <= upto` as replay steps:
+    /// oldest first (`Side::New`), or newest first and inverted (`Side::Old`: to go back
+    /// from `upto` to `after`).
+    fn steps(&self, plan: &ReadPlan, after: i64, upto: i64, side: Side) -> Result<Vec<Step>> {
+        let rows = self
+            .store
+            .side_changes(plan.key_id, plan.sealed_seq, after, upto, side)?;
         let mut out = Vec::with_capacity(rows.len());
         for row in rows {
             let op = match (side, row.op) {

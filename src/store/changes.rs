@@ -177,16 +177,22 @@ impl Store {
     }
 
     /// One side of the changes of key `key_id` with `after < seq <= upto`, for a replay:
-    /// `new` oldest first, or `old` newest first.
+    /// `new` oldest first, or `old` newest first. `sealed_seq` is the key's last sealed
+    /// version, read in the same snapshot: only the tier that holds the range is asked.
     pub(crate) fn side_changes(
         &self,
         key_id: i64,
+        sealed_seq: i64,
         after: i64,
         upto: i64,
         side: Side,
     ) -> Result<Vec<SideChange>> {
         let mut out = Vec::new();
-        for seg in self.segments_between(key_id, after, upto)? {
+        let segments = match after < sealed_seq {
+            true => self.segments_between(key_id, after, upto)?,
+            false => Vec::new(),
+        };
+        for seg in segments {
             let decoded = self.decoded_range(&seg, after, upto)?;
             // Every path of the range at once: a replay of many versions names thousands.
             self.load_paths(
@@ -208,29 +214,31 @@ impl Store {
                 });
             }
         }
-        let sql = match side {
-            Side::Old => {
-                "SELECT path_id, op, old, old_obj FROM change_log
-                 WHERE key_id = ?1 AND seq > ?2 AND seq <= ?3 ORDER BY seq"
-            }
-            Side::New => {
-                "SELECT path_id, op, new, new_obj FROM change_log
-                 WHERE key_id = ?1 AND seq > ?2 AND seq <= ?3 ORDER BY seq"
-            }
-        };
-        let mut stmt = self.conn.prepare_cached(sql)?;
-        let mut rows = stmt.query(params![key_id, after, upto])?;
-        while let Some(row) = rows.next()? {
-            let text = |i| {
-                row.get_ref(i)?
-                    .as_str()
-                    .map_err(|e| corrupt(format!("a stored change: {e}")))
+        if upto > sealed_seq {
+            let sql = match side {
+                Side::Old => {
+                    "SELECT path_id, op, old, old_obj FROM change_log
+                     WHERE key_id = ?1 AND seq > ?2 AND seq <= ?3 ORDER BY seq"
+                }
+                Side::New => {
+                    "SELECT path_id, op, new, new_obj FROM change_log
+                     WHERE key_id = ?1 AND seq > ?2 AND seq <= ?3 ORDER BY seq"
+                }
             };
-            out.push(SideChange {
-                path: self.parsed_path(row.get(0)?)?,
-                op: stored_op(text(1)?)?,
-                value: Stored::from_columns(row.get(2)?, row.get(3)?)?,
-            });
+            let mut stmt = self.conn.prepare_cached(sql)?;
+            let mut rows = stmt.query(params![key_id, after.max(sealed_seq), upto])?;
+            while let Some(row) = rows.next()? {
+                let text = |i| {
+                    row.get_ref(i)?
+                        .as_str()
+                        .map_err(|e| corrupt(format!("a stored change: {e}")))
+                };
+                out.push(SideChange {
+                    path: self.parsed_path(row.get(0)?)?,
+                    op: stored_op(text(1)?)?,
+                    value: Stored::from_columns(row.get(2)?, row.get(3)?)?,
+                });
+            }
         }
         if side == Side::Old {
             out.reverse();

@@ -120,14 +120,16 @@ impl Store {
         Ok(ids)
     }
 
-    /// What is wrong with segment `seg` (`None`: nothing): it must decode, and hold the
-    /// versions, transactions, paths and moves its index row says.
+    /// What is wrong with segment `seg` (`None`: nothing): it must decode (its table of
+    /// frames matching its frames), and hold the versions, transactions, paths and moves its
+    /// index row says.
     pub(crate) fn check_segment(&self, seg: &SegmentRow) -> Result<Option<String>> {
-        let bytes = match hist_segment::objects::read(self.objects.dir(), &seg.object) {
-            Ok(bytes) => bytes,
+        let path = hist_segment::objects::path_of(self.objects.dir(), &seg.object);
+        let file = match std::fs::read(path) {
+            Ok(file) => file,
             Err(e) => return Ok(Some(format!("cannot be read: {e}"))),
         };
-        let decoded = match hist_segment::Segment::decode(bytes) {
+        let decoded = match hist_segment::check(&file) {
             Ok(decoded) => decoded,
             Err(e) => return Ok(Some(e.to_string())),
         };

@@ -30,6 +30,10 @@ pub(crate) const SEGMENT_ROWS: i64 = 65_536;
 const SEGMENT_LEVEL: i32 = 9;
 /// How many decoded segments a store keeps.
 const CACHED_SEGMENTS: usize = 4;
+/// How many segment files a store keeps as they are stored…
+const CACHED_FILES: usize = 8;
+/// … of at most this size (a larger one is read in part, each time).
+const CACHED_FILE_BYTES: u64 = 1 << 20;
 
 /// A change with its old and new values' text, ready to seal.
 type LoadedChange = (StoredChange, Option<String>, Option<String>);
@@ -55,6 +59,9 @@ pub(super) struct Caches {
     path_id: HashMap<Arc<str>, i64>,
     /// Whole decoded segments, by object id, the most recently decoded last.
     segments: Vec<(String, Arc<hist_segment::Segment>)>,
+    /// Segment files as stored (compressed), by object id, the most recently read last: a
+    /// handle that reads one key again and again (a service) reads each file once.
+    files: Vec<(String, Arc<[u8]>)>,
     /// How many times a segment was read and decoded (whole or in part).
     decodes: u64,
 }
@@ -256,10 +263,9 @@ impl Store {
         upto: i64,
     ) -> Result<hist_segment::Segment> {
         self.caches.borrow_mut().decodes += 1;
-        let bytes = hist_segment::objects::read(self.objects.dir(), &seg.object)
-            .map_err(crate::Error::io(self.objects.dir().join(&seg.object)))?;
         let (after, upto) = (after.max(seg.first_seq - 1), upto.min(seg.last_seq));
-        let decoded = hist_segment::Segment::decode_range(bytes, after, upto)
+        let decoded = self
+            .read_segment(&seg.object, after, upto)?
             .map_err(|e| corrupt(format!("segment {} (key {}): {e}", seg.object, seg.key_id)))?;
         let expected = usize::try_from(upto - after).unwrap_or(0);
         if decoded.len() != expected || (expected > 0 && decoded.first_seq() != after + 1) {
@@ -272,6 +278,47 @@ impl Store {
             )));
         }
         Ok(decoded)
+    }
+
+    /// The versions `after < seq <= upto` of the segment in object `object`: from its file
+    /// as cached, or read (and cached when small), or for a large file, read in part.
+    fn read_segment(
+        &self,
+        object: &str,
+        after: i64,
+        upto: i64,
+    ) -> Result<std::result::Result<hist_segment::Segment, hist_segment::Error>> {
+        let cached = {
+            let mut caches = self.caches.borrow_mut();
+            let found = caches.files.iter().position(|(id, _)| id == object);
+            found.map(|i| {
+                let entry = caches.files.remove(i);
+                let file = entry.1.clone();
+                caches.files.push(entry);
+                file
+            })
+        };
+        if let Some(file) = cached {
+            return Ok(hist_segment::Segment::read_range(&file, after, upto));
+        }
+        let path = hist_segment::objects::path_of(self.objects.dir(), object);
+        let mut file = std::fs::File::open(&path).map_err(crate::Error::io(&path))?;
+        let size = file.metadata().map_err(crate::Error::io(&path))?.len();
+        if size > CACHED_FILE_BYTES {
+            return Ok(hist_segment::Segment::read_range_from(
+                &mut file, after, upto,
+            ));
+        }
+        let mut bytes = Vec::with_capacity(usize::try_from(size).unwrap_or(0));
+        std::io::Read::read_to_end(&mut file, &mut bytes).map_err(crate::Error::io(&path))?;
+        let bytes: Arc<[u8]> = bytes.into();
+        let mut caches = self.caches.borrow_mut();
+        if caches.files.len() >= CACHED_FILES {
+            caches.files.remove(0);
+        }
+        caches.files.push((object.to_owned(), bytes.clone()));
+        drop(caches);
+        Ok(hist_segment::Segment::read_range(&bytes, after, upto))
     }
 
     /// Forgets the paths a write inserted and then rolled back (their numbers will be
@@ -375,7 +422,7 @@ impl WriteTxn<'_> {
     fn write_segment(&self, key_id: i64, changes: &[hist_segment::Change<'_>]) -> Result<()> {
         let store = self.store();
         let bytes = hist_segment::encode(changes).map_err(corrupt)?;
-        let object = store.put_object_level(&bytes, SEGMENT_LEVEL)?;
+        let object = store.put_segment(&bytes, SEGMENT_LEVEL)?;
         let (Some(first), Some(last)) = (changes.first(), changes.last()) else {
             return Ok(());
         };

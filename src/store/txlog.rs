@@ -41,6 +41,8 @@ pub(crate) struct ReadPlan {
     pub(crate) later: Option<(i64, Option<ObjectId>)>,
     /// Whether `gc` compacted any of the key's changes.
     pub(crate) compacted: bool,
+    /// The key's last sealed version: changes up to it are in segments, later ones rows.
+    pub(crate) sealed_seq: i64,
 }
 
 impl ReadPlan {
@@ -173,17 +175,18 @@ impl Store {
             Option<i64>,
             Option<String>,
             bool,
+            i64,
         );
         let row: Option<Row> = self
             .conn
             .cached_row(
                 "WITH p AS (
-                     SELECT k.id AS key_id, d.seq AS seq_now,
+                     SELECT k.id AS key_id, d.seq AS seq_now, d.sealed_seq AS sealed_seq,
                             (SELECT last_seq FROM version WHERE key_id = k.id AND tx <= ?2
                              ORDER BY tx DESC LIMIT 1) AS target
                      FROM doc d JOIN change_key k ON k.key = d.key WHERE d.key = ?1)
                  SELECT p.key_id, p.seq_now, p.target, c.seq, c.object, n.seq, n.object,
-                        EXISTS (SELECT 1 FROM compaction WHERE key = ?1)
+                        EXISTS (SELECT 1 FROM compaction WHERE key = ?1), p.sealed_seq
                  FROM p
                  LEFT JOIN checkpoint c ON c.key = ?1 AND c.seq = (
                      SELECT max(seq) FROM checkpoint WHERE key = ?1 AND seq <= p.target)
@@ -203,6 +206,7 @@ impl Store {
             later_seq,
             later_obj,
             compacted,
+            sealed_seq,
         )) = row
         else {
             return Ok(None);
@@ -225,6 +229,7 @@ impl Store {
                 None => None,
             },
             compacted,
+            sealed_seq,
         }))
     }
 

@@ -86,10 +86,14 @@ impl Store {
     }
 
     /// [`Store::put_object`] compressed at zstd `level`.
-    pub(crate) fn put_object_level(&self, bytes: &[u8], level: i32) -> Result<ObjectId> {
+    /// Stores a segment's bytes as a frame per block ([`hist_segment::compress`]).
+    pub(crate) fn put_segment(&self, bytes: &[u8], level: i32) -> Result<ObjectId> {
+        let id = ObjectId::of(bytes);
+        let file = hist_segment::compress(bytes, level).map_err(super::corrupt)?;
         self.objects
-            .put_level(bytes, level)
-            .map_err(Error::io(self.objects.dir()))
+            .put_compressed(&id, &file)
+            .map_err(Error::io(self.objects.dir()))?;
+        Ok(id)
     }
 }
 

@@ -9,25 +9,35 @@
 //! the extension (built against the SQLite that loads it) and hist (built with its own)
 //! can both link it.
 //!
-//! # The segment format (version 1)
+//! # The segment format (version 2)
 //!
 //! A segment holds the changes of one key with versions `first_seq, first_seq + 1, …`, in
-//! that order. Its bytes (before the object store compresses them, with zstd) are:
+//! that order, in blocks of consecutive changes. Its bytes are:
 //!
 //! ```text
-//! "HSG1"  varint rows  varint first_seq  varint first_id  varint first_tx
+//! "HSG2"  varint rows  zigzag first_seq  varint blocks  varint rows of each block
+//! then each block: zigzag first_id  zigzag first_tx
 //! then eight streams, each varint length + bytes, one entry per row in version order:
 //!   ids     zigzag varint: the change row's id minus the previous row's (the first: 0)
 //!   txs     zigzag varint: the transaction minus the previous row's (the first: 0)
 //!   paths   zigzag varint: the path's number minus the previous row's (the first: from 0)
 //!   ops     one byte: 0 add, 1 remove, 2 replace, 3 move
 //!   olds    one byte: 0 absent, 1 the `new` of the last change at the same path in this
-//!           segment, 2 text (in `texts`)
+//!           block, 2 text (in `texts`)
 //!   news    one byte: 0 absent, 2 text (in `texts`), 3 a number: the last `new` at the
-//!           same path plus a delta (in `numbers`)
+//!           same path in this block plus a delta (in `numbers`)
 //!   numbers zigzag varint: a numeric delta (see below)
 //!   texts   varint length + UTF-8 bytes: canonical JSON text, `old` before `new`
 //! ```
+//!
+//! A block refers to nothing outside itself, and the object file ([`compress`]) holds each
+//! block as a zstd frame of its own, with a table saying where: an as-of read that replays
+//! a few changes from a checkpoint reads and decodes one block, not the whole segment.
+//! A block takes at least 256 changes and 16 times as many as the paths it touches, so a
+//! document that changes a few fields gets small blocks, and a feed whose versions touch
+//! thousands of paths keeps whole segments in one block (where its numeric deltas are).
+//! Version 1 (`"HSG1"  varint rows  zigzag first_seq  zigzag first_id  zigzag first_tx`,
+//! then the eight streams: one block) is still read.
 //!
 //! Values are canonical JSON text, as the log stores them. A number whose text, and that of
 //! the last `new` at its path, are both plain decimals (`-?digits(.digits)?`) with the same
@@ -41,12 +51,15 @@
 #![forbid(unsafe_code)]
 #![cfg_attr(test, allow(clippy::unwrap_used))]
 
+mod file;
 pub mod objects;
 pub mod pathset;
 
-use std::collections::HashMap;
+pub use file::{check, compress};
 
-const MAGIC: &[u8; 4] = b"HSG1";
+const MAGIC: &[u8; 4] = b"HSG2";
+/// Segments written before blocks: one block, whose first id and tx are in the header.
+const MAGIC_V1: &[u8; 4] = b"HSG1";
 
 /// What a change did at its path.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -136,13 +149,16 @@ const TAG_PREVIOUS: u8 = 1;
 const TAG_TEXT: u8 = 2;
 const TAG_NUMBER: u8 = 3;
 
+/// A block holds at least this many changes (but the last)…
+const BLOCK_MIN_ROWS: usize = 256;
+/// … and at least this many times as many as the paths it touches: a block refers to
+/// values of its own changes only, so each path's first value in a block is stored whole,
+/// and a block over few paths loses next to nothing to that.
+const BLOCK_ROWS_PER_PATH: usize = 16;
+
 /// The bytes of a segment holding `changes` (consecutive versions of one key, in order).
 pub fn encode(changes: &[Change<'_>]) -> Result<Vec<u8>, Error> {
     let first = changes.first().ok_or_else(|| error("no changes to seal"))?;
-    let mut s = Streams::default();
-    let (mut id, mut tx, mut path) = (first.id, first.tx, 0u64);
-    // The last `new` at each path: its text, and its digits when it is a plain decimal.
-    let mut last: HashMap<u64, (&str, Option<Digits>)> = HashMap::new();
     for (i, c) in changes.iter().enumerate() {
         if c.seq != first.seq + i64::try_from(i).map_err(|_| error("too many changes"))? {
             return Err(error(format!(
@@ -151,6 +167,52 @@ pub fn encode(changes: &[Change<'_>]) -> Result<Vec<u8>, Error> {
                 c.seq - 1
             )));
         }
+    }
+    let mut blocks = Vec::new();
+    let mut body = Vec::new();
+    let mut rest = changes;
+    while !rest.is_empty() {
+        let rows = block_rows(rest);
+        let (block, next) = rest.split_at(rows);
+        encode_block(block, &mut body);
+        blocks.push(rows);
+        rest = next;
+    }
+    let mut out = Vec::with_capacity(body.len() + 16 + 3 * blocks.len());
+    out.extend_from_slice(MAGIC);
+    varint(changes.len() as u64, &mut out);
+    varint(zigzag(first.seq), &mut out);
+    varint(blocks.len() as u64, &mut out);
+    for rows in blocks {
+        varint(rows as u64, &mut out);
+    }
+    out.extend_from_slice(&body);
+    Ok(out)
+}
+
+/// How many of `changes` the next block takes: the fewest that reach both bounds.
+fn block_rows(changes: &[Change<'_>]) -> usize {
+    let mut paths = rustc_hash::FxHashSet::default();
+    for (i, c) in changes.iter().enumerate() {
+        paths.insert(c.path);
+        let rows = i + 1;
+        if rows >= BLOCK_MIN_ROWS && rows >= BLOCK_ROWS_PER_PATH * paths.len() {
+            return rows;
+        }
+    }
+    changes.len()
+}
+
+/// Appends the block holding `changes`: its first id and tx, then its eight streams.
+fn encode_block(changes: &[Change<'_>], out: &mut Vec<u8>) {
+    let Some(first) = changes.first() else {
+        return;
+    };
+    let mut s = Streams::default();
+    let (mut id, mut tx, mut path) = (first.id, first.tx, 0u64);
+    // The last `new` at each path: its text, and its digits when it is a plain decimal.
+    let mut last: FastMap<u64, (&str, Option<Digits>)> = FastMap::default();
+    for c in changes {
         varint(zigzag(c.id.wrapping_sub(id)), &mut s.ids);
         varint(zigzag(c.tx.wrapping_sub(tx)), &mut s.txs);
         varint(zigzag(c.path.wrapping_sub(path) as i64), &mut s.paths);
@@ -183,17 +245,13 @@ pub fn encode(changes: &[Change<'_>]) -> Result<Vec<u8>, Error> {
             }
         }
     }
-    let mut out = Vec::with_capacity(s.len() + 64);
-    out.extend_from_slice(MAGIC);
-    varint(changes.len() as u64, &mut out);
-    varint(zigzag(first.seq), &mut out);
-    varint(zigzag(first.id), &mut out);
-    varint(zigzag(first.tx), &mut out);
+    out.reserve(s.len() + 20);
+    varint(zigzag(first.id), out);
+    varint(zigzag(first.tx), out);
     for stream in s.all() {
-        varint(stream.len() as u64, &mut out);
+        varint(stream.len() as u64, out);
         out.extend_from_slice(stream);
     }
-    Ok(out)
 }
 
 #[derive(Default)]
@@ -436,18 +494,62 @@ impl Segment {
     }
 
     /// Decodes the changes of a segment with versions `after < seq <= upto`: what a read of
-    /// that range needs. The changes before the range are read (a value may refer to an
-    /// earlier one) but not kept, and those after it not read at all.
+    /// that range needs. Only the blocks holding the range are read, and in those the
+    /// changes before the range are read (a value may refer to an earlier one) but not kept.
     pub fn decode_range(bytes: Vec<u8>, after: i64, upto: i64) -> Result<Self, Error> {
+        let header = Header::read(&bytes)?;
+        let (start, end) = header.range(after, upto);
+        let mut seg = Segment::holding(&header, start, end);
         let mut r = Reader {
             bytes: &bytes,
-            at: 0,
+            at: header.len,
         };
-        if r.take(4)? != MAGIC {
-            return Err(error("not a segment of this format"));
+        let mut row = 0;
+        for &rows in &header.blocks {
+            if row >= end {
+                break;
+            }
+            let at = r.at;
+            r.skip_block()?;
+            if row + rows > start {
+                seg.decode_block(&bytes, at, rows, start.saturating_sub(row), end - row)?;
+            }
+            row += rows;
         }
-        let rows = usize::try_from(r.varint()?).map_err(|_| error("too many rows"))?;
-        let first_seq = unzigzag(r.varint()?);
+        seg.input = bytes;
+        Ok(seg)
+    }
+
+    /// An empty segment for the rows `start..end` of the one `header` describes.
+    fn holding(header: &Header, start: usize, end: usize) -> Self {
+        let kept = end.saturating_sub(start);
+        Segment {
+            first_seq: header
+                .first_seq
+                .saturating_add(i64::try_from(start).unwrap_or(i64::MAX)),
+            ids: Vec::with_capacity(kept),
+            txs: Vec::with_capacity(kept),
+            paths: Vec::with_capacity(kept),
+            ops: Vec::with_capacity(kept),
+            olds: Vec::with_capacity(kept),
+            news: Vec::with_capacity(kept),
+            input: Vec::new(),
+            numbers: String::new(),
+        }
+    }
+
+    /// Decodes the block of `rows` changes at `at` in `bytes` (which become the segment's
+    /// input: spans are offsets in them), keeping its rows `start..end`.
+    fn decode_block(
+        &mut self,
+        bytes: &[u8],
+        at: usize,
+        rows: usize,
+        start: usize,
+        end: usize,
+    ) -> Result<(), Error> {
+        let seg = self;
+        let mut r = Reader { bytes, at };
         let mut id = unzigzag(r.varint()?);
         let mut tx = unzigzag(r.varint()?);
         let mut ids = r.stream()?;
@@ -458,30 +560,8 @@ impl Segment {
         let mut news = r.stream()?;
         let mut numbers = r.stream()?;
         let mut texts = r.stream()?;
-        // Rows are versions first_seq, first_seq + 1, …: the indexes of the range.
-        let index = |seq: i64| -> usize {
-            match seq.checked_sub(first_seq).and_then(|n| n.checked_add(1)) {
-                Some(n) if n <= 0 => 0,
-                Some(n) => usize::try_from(n).unwrap_or(usize::MAX).min(rows),
-                None if seq > first_seq => rows,
-                None => 0,
-            }
-        };
-        let (start, end) = (index(after), index(upto));
-        let start = start.min(end);
-        let kept = end - start;
-        let texts_at = texts_offset(&bytes, &texts);
-        let mut seg = Segment {
-            first_seq: first_seq.saturating_add(i64::try_from(start).unwrap_or(i64::MAX)),
-            ids: Vec::with_capacity(kept),
-            txs: Vec::with_capacity(kept),
-            paths: Vec::with_capacity(kept),
-            ops: Vec::with_capacity(kept),
-            olds: Vec::with_capacity(kept),
-            news: Vec::with_capacity(kept),
-            input: Vec::new(),
-            numbers: String::new(),
-        };
+        let texts_at = texts_offset(bytes, &texts);
+        let end = end.min(rows);
         let mut path = 0u64;
         let mut last: FastMap<u64, Last> = FastMap::default();
         for i in 0..end {
@@ -505,7 +585,7 @@ impl Segment {
                 TAG_ABSENT => None,
                 TAG_TEXT => {
                     let span = texts.span(texts_at)?;
-                    let digits = decimal(input_text(&bytes, span)?);
+                    let digits = decimal(input_text(bytes, span)?);
                     last.insert(
                         path,
                         match digits {
@@ -547,8 +627,7 @@ impl Segment {
                 seg.news.push(new);
             }
         }
-        seg.input = bytes;
-        Ok(seg)
+        Ok(())
     }
 
     /// The span of the text of `last` (writing a number's text the first time).
@@ -633,6 +712,73 @@ impl Segment {
     }
 }
 
+/// A segment's header: its rows, first version and blocks.
+struct Header {
+    rows: usize,
+    first_seq: i64,
+    /// How many changes each block holds, in order.
+    blocks: Vec<usize>,
+    /// Its length in bytes: where the first block starts.
+    len: usize,
+}
+
+impl Header {
+    fn read(bytes: &[u8]) -> Result<Self, Error> {
+        let mut r = Reader { bytes, at: 0 };
+        let magic = r.take(4)?;
+        let count = |n: u64| usize::try_from(n).map_err(|_| error("too many rows"));
+        let rows = count(r.varint()?)?;
+        let first_seq = unzigzag(r.varint()?);
+        let blocks = if magic == MAGIC_V1 {
+            vec![rows]
+        } else if magic == MAGIC {
+            let n = count(r.varint()?)?;
+            // Every block takes a few bytes: a larger count is damage (and no allocation).
+            if n > bytes.len() {
+                return Err(error("more blocks than bytes"));
+            }
+            (0..n)
+                .map(|_| count(r.varint()?))
+                .collect::<Result<Vec<_>, _>>()?
+        } else {
+            return Err(error("not a segment of a known format"));
+        };
+        if blocks.iter().try_fold(0usize, |a, &b| a.checked_add(b)) != Some(rows) {
+            return Err(error("its blocks do not add up to its rows"));
+        }
+        Ok(Header {
+            rows,
+            first_seq,
+            blocks,
+            len: r.at,
+        })
+    }
+
+    /// The indexes of the rows with versions `after < seq <= upto`.
+    fn range(&self, after: i64, upto: i64) -> (usize, usize) {
+        // Rows are versions first_seq, first_seq + 1, …
+        let index = |seq: i64| -> usize {
+            match seq
+                .checked_sub(self.first_seq)
+                .and_then(|n| n.checked_add(1))
+            {
+                Some(n) if n <= 0 => 0,
+                Some(n) => usize::try_from(n).unwrap_or(usize::MAX).min(self.rows),
+                None if seq > self.first_seq => self.rows,
+                None => 0,
+            }
+        };
+        let end = index(upto);
+        (index(after).min(end), end)
+    }
+}
+
+/// The compressed size of the zstd frame `bytes` start with.
+fn frame_size(bytes: &[u8]) -> Result<usize, Error> {
+    zstd::zstd_safe::find_frame_compressed_size(bytes)
+        .map_err(|_| error("a damaged or missing compressed frame"))
+}
+
 /// Where the texts stream starts in the segment's bytes.
 fn texts_offset(bytes: &[u8], texts: &Reader<'_>) -> usize {
     (texts.bytes.as_ptr() as usize).saturating_sub(bytes.as_ptr() as usize)
@@ -652,6 +798,16 @@ fn offset(n: usize) -> Result<u32, Error> {
 }
 
 impl Reader<'_> {
+    /// Moves past a block: its first id and tx, then eight streams.
+    fn skip_block(&mut self) -> Result<(), Error> {
+        self.varint()?;
+        self.varint()?;
+        for _ in 0..8 {
+            self.stream()?;
+        }
+        Ok(())
+    }
+
     /// The next text of the texts stream, as a span of the whole segment (`base`: where the
     /// stream starts in it), checked to be UTF-8.
     fn span(&mut self, base: usize) -> Result<Span, Error> {
@@ -751,6 +907,154 @@ mod tests {
                 .collect();
             assert_eq!(range.rows().collect::<Vec<_>>(), want, "{after}..={upto}");
         }
+    }
+
+    /// A change as owned values: id, seq, tx, path, op, old, new.
+    type Owned = (i64, i64, i64, u64, Op, Option<String>, Option<String>);
+
+    fn owned(seg: &Segment) -> Vec<Owned> {
+        seg.rows()
+            .map(|r| {
+                let text = |t: Option<&str>| t.map(str::to_owned);
+                (r.id, r.seq, r.tx, r.path, r.op, text(r.old), text(r.new))
+            })
+            .collect()
+    }
+
+    #[test]
+    fn a_document_of_few_paths_gets_blocks_a_read_decompresses_alone() {
+        // 6,000 changes over three paths: blocks of 256, the last one shorter. Text values
+        // every seventh change, so that the file is larger than what a read takes first.
+        let values: Vec<String> = (0..6000)
+            .map(|i| match i % 7 {
+                0 => format!("\"v{}\"", i * 7919 % 100_003),
+                _ => format!("{}.5", i * 3),
+            })
+            .collect();
+        let changes: Vec<Change<'_>> = (0..6000)
+            .map(|i| {
+                let path = (i % 3) as u64;
+                let old = (i >= 3).then(|| values[i - 3].as_str());
+                Change {
+                    id: 7 + 2 * i as i64,
+                    seq: 40 + i as i64,
+                    tx: 3 + i as i64 / 2,
+                    path,
+                    op: if old.is_some() { Op::Replace } else { Op::Add },
+                    old,
+                    new: Some(&values[i]),
+                }
+            })
+            .collect();
+        let bytes = encode(&changes).unwrap();
+        let header = Header::read(&bytes).unwrap();
+        assert_eq!(header.blocks.len(), 24);
+        assert!(header.blocks[..23].iter().all(|&rows| rows == 256));
+        assert_eq!(header.blocks[23], 6000 - 23 * 256);
+        let whole = Segment::decode(bytes.clone()).unwrap();
+        assert_eq!(whole.len(), 6000);
+        assert!(
+            whole
+                .rows()
+                .zip(&changes)
+                .all(|(r, c)| r.new == c.new && r.old == c.old)
+        );
+        let framed = compress(&bytes, 3).unwrap();
+        assert!(framed.len() > 6000, "{}", framed.len());
+        let one_frame = zstd::bulk::compress(&bytes, 3).unwrap();
+        assert_eq!(objects::decompress(&framed).unwrap(), bytes);
+        assert_eq!(owned(&check(&framed).unwrap()), owned(&whole));
+        // The first format: the same changes as one block.
+        let mut v1 = MAGIC_V1.to_vec();
+        varint(6000, &mut v1);
+        varint(zigzag(40), &mut v1);
+        encode_block(&changes, &mut v1);
+        assert_eq!(owned(&Segment::decode(v1.clone()).unwrap()), owned(&whole));
+        let v1_file = compress(&v1, 3).unwrap();
+        for (after, upto) in [
+            (39, 45),
+            (1100, 1101),
+            (1062, 1064),
+            (1063, 2200),
+            (3000, 9999),
+            (5800, 5900),
+            (i64::MIN, 41),
+            (6039, 7000),
+            (0, 39),
+        ] {
+            let want: Vec<_> = owned(&whole)
+                .into_iter()
+                .filter(|r| r.1 > after && r.1 <= upto)
+                .collect();
+            for (name, got) in [
+                ("bytes", Segment::decode_range(bytes.clone(), after, upto)),
+                ("frames", Segment::read_range(&framed, after, upto)),
+                ("one frame", Segment::read_range(&one_frame, after, upto)),
+                ("version 1", Segment::read_range(&v1_file, after, upto)),
+            ] {
+                let got = got.unwrap();
+                assert_eq!(owned(&got), want, "{name}: {after}..={upto}");
+                if let Some(first) = want.first() {
+                    assert_eq!(got.first_seq(), first.1, "{name}");
+                }
+            }
+        }
+        // Damage is an error, not a panic; in the table, it is an error even where the
+        // frames would still decompress.
+        for cut in [1, 9, 40, framed.len() / 2, framed.len() - 1] {
+            assert!(
+                Segment::read_range(&framed[..cut], 6030, 6039).is_err(),
+                "{cut}"
+            );
+        }
+        let mut damaged = framed.clone();
+        damaged[20] ^= 1;
+        assert!(Segment::read_range(&damaged, 1000, 1010).is_err());
+        assert!(check(&damaged).is_err());
+        // A read decompresses the block it needs and no other: with the first block's
+        // frame damaged, a read in the tenth still succeeds, one in the first does not.
+        let len = 8 + u32::from_le_bytes(framed[4..8].try_into().unwrap()) as usize;
+        let first_block = len + frame_size(&framed[len..]).unwrap();
+        let mut one_block_damaged = framed.clone();
+        one_block_damaged[first_block] ^= 0xff;
+        assert!(Segment::read_range(&one_block_damaged, 40 + 2560, 40 + 2570).is_ok());
+        assert!(Segment::read_range(&one_block_damaged, 40, 50).is_err());
+        assert!(check(&one_block_damaged).is_err());
+        // A table that names frames of other sizes, with a checksum to match.
+        let mut table = framed[8..len - 8].to_vec();
+        let last = table.len() - 1;
+        table[last] = table[last].wrapping_add(1);
+        let sum = blake3::hash(&table);
+        let mut forged = framed.clone();
+        forged[8..len - 8].copy_from_slice(&table);
+        forged[len - 8..len].copy_from_slice(&sum.as_bytes()[..8]);
+        assert!(check(&forged).is_err());
+    }
+
+    #[test]
+    fn a_feed_of_many_paths_keeps_one_block() {
+        // 3,000 paths changed in each of 10 versions: a block would need 48,000 changes.
+        let values: Vec<String> = (0..30_000)
+            .map(|i| (i / 3000 + i % 3000).to_string())
+            .collect();
+        let changes: Vec<Change<'_>> = (0..30_000)
+            .map(|i| Change {
+                id: i as i64,
+                seq: i as i64 + 1,
+                tx: i as i64 / 3000,
+                path: (i % 3000) as u64,
+                op: Op::Replace,
+                old: None,
+                new: Some(&values[i]),
+            })
+            .collect();
+        let bytes = encode(&changes).unwrap();
+        assert_eq!(Header::read(&bytes).unwrap().blocks, vec![30_000]);
+        let seg = Segment::read_range(&compress(&bytes, 3).unwrap(), 29_000, 29_010).unwrap();
+        assert_eq!(
+            seg.row(0).and_then(|r| r.new),
+            Some(values[29_000].as_str())
+        );
     }
 
     #[test]

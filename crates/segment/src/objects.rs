@@ -1,7 +1,7 @@
 //! Reading objects: zstd-compressed files named by the blake3 hash of their uncompressed
 //! bytes, at `objects/ab/cdef…` (the store writes them; see hist's `store::objects`).
 //!
-//! An object is one zstd frame, or a delta: [`DELTA_MAGIC`], the 32-byte id of its base
+//! An object is zstd frames (one, or a segment's header and one per block), or a delta: [`DELTA_MAGIC`], the 32-byte id of its base
 //! object, then a zstd frame compressed with the base's bytes as its dictionary (a
 //! checkpoint compressed against an earlier one of the same document). A base is never a
 //! delta itself.
@@ -58,25 +58,48 @@ pub fn decompress_with(frame: &[u8], dictionary: &[u8]) -> io::Result<Vec<u8>> {
         .flatten()
         .filter(|&n| n <= ONE_CALL)
         .ok_or_else(|| io::Error::other("a delta object does not state its size"))?;
-    let mut d = zstd::bulk::Decompressor::with_dictionary(dictionary)?;
-    d.decompress(frame, usize::try_from(size).unwrap_or(usize::MAX))
+    with_decompressor(|d| {
+        d.set_dictionary(dictionary)?;
+        let out = d.decompress(frame, usize::try_from(size).unwrap_or(usize::MAX));
+        // The context is the thread's: it goes back without the dictionary.
+        d.set_dictionary(&[])?;
+        out
+    })
 }
 
 /// Decompresses an object file's bytes.
 pub fn decompress(compressed: &[u8]) -> io::Result<Vec<u8>> {
-    let stated = zstd::zstd_safe::get_frame_content_size(compressed)
-        .ok()
-        .flatten();
+    let stated = content_size(compressed);
     let Some(size) = stated.filter(|&n| n <= ONE_CALL) else {
         return zstd::stream::decode_all(compressed);
     };
+    // `size` is at most ONE_CALL, which fits a usize on every platform hist builds for.
+    with_decompressor(|d| d.decompress(compressed, usize::try_from(size).unwrap_or(usize::MAX)))
+}
+
+/// Runs `f` with the thread's decompression context.
+fn with_decompressor<T>(
+    f: impl FnOnce(&mut zstd::bulk::Decompressor<'static>) -> io::Result<T>,
+) -> io::Result<T> {
     DECOMPRESSOR.with(|slot| {
         let mut slot = slot.borrow_mut();
         let d = match &mut *slot {
             Some(d) => d,
             empty => empty.insert(zstd::bulk::Decompressor::new()?),
         };
-        // `size` is at most ONE_CALL, which fits a usize on every platform hist builds for.
-        d.decompress(compressed, usize::try_from(size).unwrap_or(usize::MAX))
+        f(d)
     })
+}
+
+/// The content size of all the zstd frames in `compressed` (a segment is a frame per
+/// block); `None` when a frame does not state it or is damaged.
+fn content_size(mut compressed: &[u8]) -> Option<u64> {
+    let mut total = 0u64;
+    while !compressed.is_empty() {
+        let size = zstd::zstd_safe::get_frame_content_size(compressed).ok()??;
+        let frame = zstd::zstd_safe::find_frame_compressed_size(compressed).ok()?;
+        total = total.checked_add(size)?;
+        compressed = compressed.get(frame..)?;
+    }
+    Some(total)
 }
