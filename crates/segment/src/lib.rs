@@ -33,7 +33,7 @@
 //! A block refers to nothing outside itself, and the object file ([`compress`]) holds each
 //! block as a zstd frame of its own, with a table saying where: an as-of read that replays
 //! a few changes from a checkpoint reads and decodes one block, not the whole segment.
-//! A block takes at least 256 changes and 16 times as many as the paths it touches, so a
+//! A block takes at least 256 changes and 32 times as many as the paths it touches, so a
 //! document that changes a few fields gets small blocks, and a feed whose versions touch
 //! thousands of paths keeps whole segments in one block (where its numeric deltas are).
 //! Version 1 (`"HSG1"  varint rows  zigzag first_seq  zigzag first_id  zigzag first_tx`,
@@ -154,7 +154,7 @@ const BLOCK_MIN_ROWS: usize = 256;
 /// … and at least this many times as many as the paths it touches: a block refers to
 /// values of its own changes only, so each path's first value in a block is stored whole,
 /// and a block over few paths loses next to nothing to that.
-const BLOCK_ROWS_PER_PATH: usize = 16;
+const BLOCK_ROWS_PER_PATH: usize = 32;
 
 /// The bytes of a segment holding `changes` (consecutive versions of one key, in order).
 pub fn encode(changes: &[Change<'_>]) -> Result<Vec<u8>, Error> {
@@ -170,13 +170,9 @@ pub fn encode(changes: &[Change<'_>]) -> Result<Vec<u8>, Error> {
     }
     let mut blocks = Vec::new();
     let mut body = Vec::new();
-    let mut rest = changes;
-    while !rest.is_empty() {
-        let rows = block_rows(rest);
-        let (block, next) = rest.split_at(rows);
+    for block in changes.chunks(block_rows(changes)) {
         encode_block(block, &mut body);
-        blocks.push(rows);
-        rest = next;
+        blocks.push(block.len());
     }
     let mut out = Vec::with_capacity(body.len() + 16 + 3 * blocks.len());
     out.extend_from_slice(MAGIC);
@@ -190,17 +186,13 @@ pub fn encode(changes: &[Change<'_>]) -> Result<Vec<u8>, Error> {
     Ok(out)
 }
 
-/// How many of `changes` the next block takes: the fewest that reach both bounds.
+/// How many changes each block of a segment holding `changes` takes (the last one fewer):
+/// both bounds, for the paths of the whole segment. (Deciding block by block on the changes
+/// so far cut a feed's segments after a few versions that touched few paths, and the
+/// versions after lost their deltas.)
 fn block_rows(changes: &[Change<'_>]) -> usize {
-    let mut paths = rustc_hash::FxHashSet::default();
-    for (i, c) in changes.iter().enumerate() {
-        paths.insert(c.path);
-        let rows = i + 1;
-        if rows >= BLOCK_MIN_ROWS && rows >= BLOCK_ROWS_PER_PATH * paths.len() {
-            return rows;
-        }
-    }
-    changes.len()
+    let paths: rustc_hash::FxHashSet<u64> = changes.iter().map(|c| c.path).collect();
+    BLOCK_MIN_ROWS.max(BLOCK_ROWS_PER_PATH.saturating_mul(paths.len()))
 }
 
 /// Appends the block holding `changes`: its first id and tx, then its eight streams.
@@ -1033,7 +1025,7 @@ mod tests {
 
     #[test]
     fn a_feed_of_many_paths_keeps_one_block() {
-        // 3,000 paths changed in each of 10 versions: a block would need 48,000 changes.
+        // 3,000 paths changed in each of 10 versions: a block would need 96,000 changes.
         let values: Vec<String> = (0..30_000)
             .map(|i| (i / 3000 + i % 3000).to_string())
             .collect();
