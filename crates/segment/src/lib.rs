@@ -33,9 +33,10 @@
 //! A block refers to nothing outside itself, and the object file ([`compress`]) holds each
 //! block as a zstd frame of its own, with a table saying where: an as-of read that replays
 //! a few changes from a checkpoint reads and decodes one block, not the whole segment.
-//! A block takes at least 256 changes and 32 times as many as the paths it touches, so a
-//! document that changes a few fields gets small blocks, and a feed whose versions touch
-//! thousands of paths keeps whole segments in one block (where its numeric deltas are).
+//! A block takes at least 256 changes and 32 times as many as its segment touches paths,
+//! so a document that changes a few fields gets small blocks, and a feed whose versions
+//! touch thousands of paths keeps whole segments in one block (where its numeric deltas
+//! are).
 //! Version 1 (`"HSG1"  varint rows  zigzag first_seq  zigzag first_id  zigzag first_tx`,
 //! then the eight streams: one block) is still read.
 //!
@@ -151,9 +152,9 @@ const TAG_NUMBER: u8 = 3;
 
 /// A block holds at least this many changes (but the last)…
 const BLOCK_MIN_ROWS: usize = 256;
-/// … and at least this many times as many as the paths it touches: a block refers to
-/// values of its own changes only, so each path's first value in a block is stored whole,
-/// and a block over few paths loses next to nothing to that.
+/// … and at least this many times as many as the paths its segment touches: a block refers
+/// to values of its own changes only, so each path's first value in a block is stored
+/// whole, and a segment over few paths loses next to nothing to that.
 const BLOCK_ROWS_PER_PATH: usize = 32;
 
 /// The bytes of a segment holding `changes` (consecutive versions of one key, in order).

@@ -1,10 +1,11 @@
 //! Reading objects: zstd-compressed files named by the blake3 hash of their uncompressed
 //! bytes, at `objects/ab/cdef…` (the store writes them; see hist's `store::objects`).
 //!
-//! An object is zstd frames (one, or a segment's header and one per block), or a delta: [`DELTA_MAGIC`], the 32-byte id of its base
-//! object, then a zstd frame compressed with the base's bytes as its dictionary (a
-//! checkpoint compressed against an earlier one of the same document). A base is never a
-//! delta itself.
+//! An object is zstd frames (one; or for a segment, a skippable frame with its table of
+//! frames, then its header and each block as a frame), or a delta: [`DELTA_MAGIC`], the
+//! 32-byte id of its base object, then a zstd frame compressed with the base's bytes as its
+//! dictionary (a checkpoint compressed against an earlier one of the same document). A base
+//! is never a delta itself.
 
 use std::io;
 use std::path::{Path, PathBuf};
