@@ -165,16 +165,24 @@ impl Store {
             }
             self.batch = false;
             self.delete_superseded(self.superseded.take());
-            // A bulk import sealed (and deleted) many rows: their pages go back to the file
-            // system (a no-op for a store made before schema 9 without auto-vacuum).
-            // Stepped to the end: the pragma frees a page per step.
-            let mut vacuum = self.conn.prepare("PRAGMA incremental_vacuum")?;
-            let mut steps = vacuum.query([])?;
-            while steps.next()?.is_some() {}
+            // A bulk import sealed (and deleted) many rows. The batch is durable: a failure
+            // here only leaves the pages for later.
+            let _ = self.return_free_pages();
             if let Some((id, hash)) = self.newest_hash()? {
                 head::write(&self.dir, id, &hash).map_err(Error::io(&self.dir))?;
             }
         }
+        Ok(())
+    }
+
+    /// Gives the database's free pages back to the file system, after a write that sealed
+    /// (and so deleted) tail rows: a no-op for a store made before schema 9, without
+    /// auto-vacuum.
+    pub(crate) fn return_free_pages(&self) -> Result<()> {
+        // Stepped to the end: the pragma frees a page per step.
+        let mut vacuum = self.conn.prepare_cached("PRAGMA incremental_vacuum")?;
+        let mut steps = vacuum.query([])?;
+        while steps.next()?.is_some() {}
         Ok(())
     }
 

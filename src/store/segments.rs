@@ -414,6 +414,7 @@ impl WriteTxn<'_> {
             params![key_id, upto],
         )?;
         self.merge_small(key_id)?;
+        self.sealed.set(true);
         Ok(true)
     }
 

@@ -76,6 +76,8 @@ pub(crate) struct WriteTxn<'s> {
     pub(super) inserted_paths: std::cell::RefCell<Vec<i64>>,
     /// Segment objects this write replaced: deleted once it is durable.
     pub(super) superseded: std::cell::RefCell<Vec<String>>,
+    /// Whether this write sealed tail rows (and so freed their pages).
+    pub(super) sealed: std::cell::Cell<bool>,
 }
 
 impl<'s> WriteTxn<'s> {
@@ -91,6 +93,7 @@ impl<'s> WriteTxn<'s> {
             open: true,
             inserted_paths: Default::default(),
             superseded: Default::default(),
+            sealed: Default::default(),
         })
     }
 
@@ -326,6 +329,10 @@ impl<'s> WriteTxn<'s> {
             self.store.superseded.borrow_mut().extend(superseded);
         } else {
             self.store.delete_superseded(superseded);
+            if self.sealed.get() {
+                // The write is durable: a failure here only leaves the pages for later.
+                let _ = self.store.return_free_pages();
+            }
         }
         Ok(())
     }
