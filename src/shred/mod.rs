@@ -81,6 +81,23 @@ pub struct KeyAccess {
     pub passphrase: Option<SecretString>,
 }
 
+impl KeyAccess {
+    /// Checks what can be checked before the key is needed: that the identity file given
+    /// exists (a program that links hist says so when it opens a repository, not at the
+    /// first personal value).
+    pub fn check(&self) -> Result<()> {
+        match self.identity.as_ref().filter(|file| !file.is_file()) {
+            Some(file) => Err(ShredError::WrongKey(format!(
+                "the identity file {} does not exist; give the file that `hist init \
+                 --identity` or `hist keys` wrote",
+                file.display()
+            ))
+            .into()),
+            None => Ok(()),
+        }
+    }
+}
+
 impl std::fmt::Debug for KeyAccess {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("KeyAccess")

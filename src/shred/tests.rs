@@ -661,3 +661,23 @@ fn the_identity_moves_with_a_logged_transaction() {
     let kinds: Vec<&str> = log.iter().map(|e| e.tx.kind.as_str()).take(3).collect();
     assert_eq!(kinds, ["keys", "keys", "keys"]);
 }
+
+#[test]
+fn an_identity_file_that_does_not_exist_is_refused_before_any_key_is_needed() {
+    let dir = tempfile::tempdir().unwrap();
+    let missing = KeyAccess {
+        identity: Some(dir.path().join("nowhere.txt")),
+        passphrase: None,
+    };
+    let err = missing.check().unwrap_err();
+    assert!(err.to_string().contains("does not exist"), "{err}");
+    assert_eq!(err.class(), crate::ErrorClass::Failure);
+    let file = dir.path().join("id.txt");
+    std::fs::write(&file, "AGE-SECRET-KEY-1").unwrap();
+    let present = KeyAccess {
+        identity: Some(file),
+        passphrase: None,
+    };
+    assert!(present.check().is_ok());
+    assert!(KeyAccess::default().check().is_ok());
+}

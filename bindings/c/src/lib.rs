@@ -241,22 +241,11 @@ fn key_access(options: &str) -> Answer<KeyAccess> {
             return Err(Failure::usage(format!("option {name:?} is a string")));
         };
         match name.as_str() {
-            "identity" => {
-                let file = PathBuf::from(text);
-                if !file.is_file() {
-                    return Err(Failure {
-                        code: 1,
-                        message: format!(
-                            "the identity file {text} does not exist; give the file that \
-                             `hist init --identity` or `hist keys` wrote"
-                        ),
-                    });
-                }
-                access.identity = Some(file);
-            }
+            "identity" => access.identity = Some(PathBuf::from(text)),
             _ => access.passphrase = Some(SecretString::from(text.to_owned())),
         }
     }
+    access.check()?;
     Ok(access)
 }
 

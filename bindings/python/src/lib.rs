@@ -141,19 +141,11 @@ impl Repo {
         identity: Option<PathBuf>,
         passphrase: Option<String>,
     ) -> PyResult<Self> {
-        if let Some(file) = identity.as_ref().filter(|f| !f.is_file()) {
-            let err = Error::new_err(format!(
-                "the identity file {} does not exist; give the file that `hist init \
-                 --identity` or `hist keys` wrote",
-                file.display()
-            ));
-            let _ = err.value(py).setattr("code", 1);
-            return Err(err);
-        }
         let access = hist::shred::KeyAccess {
             identity,
             passphrase: passphrase.map(hist::shred::SecretString::from),
         };
+        access.check().map_err(|e| Failure::from(e).into_err())?;
         let mut repo = py
             .allow_threads(|| hist::Repo::discover(&dir))
             .map_err(|e| Failure::from(e).into_err())?;

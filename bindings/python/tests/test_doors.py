@@ -89,5 +89,6 @@ def test_an_identity_outside_the_repository_unlocks_personal_values(tmp_path, hi
         assert e.value.code == 1
     with hist_store.Repo.open(d, identity=identity) as unlocked:
         assert unlocked.show("customer/1") == {"email": "ann@example.com"}
-    with pytest.raises(hist_store.Error):
+    with pytest.raises(hist_store.Error) as e:
         hist_store.Repo.open(d, identity=tmp_path / "nowhere")
+    assert e.value.code == 1 and "does not exist" in str(e.value)
