@@ -263,12 +263,22 @@ impl Store {
             if !moves && !seg.touches(&wanted)? {
                 continue;
             }
-            let decoded = self.decoded(&seg)?;
-            for row in decoded.rows().filter(|r| r.seq > after && r.seq <= upto) {
-                let hit = wanted.binary_search(&row.path).is_ok()
-                    || (with_moves && row.op == hist_segment::Op::Move);
-                if hit {
-                    out.push(self.sealed_change(&row)?);
+            // With moves, every block; else only the blocks that touch the paths.
+            let blocks = match moves {
+                true => vec![self.decoded(&seg)?],
+                false => self
+                    .segment_blocks_touching(&seg, &wanted, after, upto)?
+                    .into_iter()
+                    .map(Arc::new)
+                    .collect(),
+            };
+            for block in &blocks {
+                for row in block.rows().filter(|r| r.seq > after && r.seq <= upto) {
+                    let hit = wanted.binary_search(&row.path).is_ok()
+                        || (with_moves && row.op == hist_segment::Op::Move);
+                    if hit {
+                        out.push(self.sealed_change(&row)?);
+                    }
                 }
             }
         }

@@ -38,6 +38,12 @@ const CACHED_FILE_BYTES: u64 = 1 << 20;
 /// A change with its old and new values' text, ready to seal.
 type LoadedChange = (StoredChange, Option<String>, Option<String>);
 
+/// A segment's file: its bytes, or a large file opened to be read in part.
+enum SegmentFile {
+    Bytes(Arc<[u8]>),
+    Open(std::fs::File),
+}
+
 /// A row of the segment index.
 #[derive(Clone, Debug)]
 pub(crate) struct SegmentRow {
@@ -288,6 +294,34 @@ impl Store {
         after: i64,
         upto: i64,
     ) -> Result<std::result::Result<hist_segment::Segment, hist_segment::Error>> {
+        Ok(match self.segment_file(object, false)? {
+            SegmentFile::Bytes(bytes) => hist_segment::Segment::read_range(&bytes, after, upto),
+            SegmentFile::Open(mut file) => {
+                hist_segment::Segment::read_range_from(&mut file, after, upto)
+            }
+        })
+    }
+
+    /// The blocks of segment `seg` holding versions `after < seq <= upto` that touch any of
+    /// `wanted` (sorted path numbers), each decoded for that range.
+    pub(crate) fn segment_blocks_touching(
+        &self,
+        seg: &SegmentRow,
+        wanted: &[u64],
+        after: i64,
+        upto: i64,
+    ) -> Result<Vec<hist_segment::Segment>> {
+        self.caches.borrow_mut().decodes += 1;
+        let SegmentFile::Bytes(bytes) = self.segment_file(&seg.object, true)? else {
+            return Err(corrupt("a segment file was not read whole"));
+        };
+        hist_segment::read_touching(&bytes, wanted, after, upto)
+            .map_err(|e| corrupt(format!("segment {} (key {}): {e}", seg.object, seg.key_id)))
+    }
+
+    /// The file of the segment in object `object`: its bytes, as cached or read (and cached
+    /// when small); or, unless `whole`, a large file opened to be read in part.
+    fn segment_file(&self, object: &str, whole: bool) -> Result<SegmentFile> {
         let cached = {
             let mut caches = self.caches.borrow_mut();
             let found = caches.files.iter().position(|(id, _)| id == object);
@@ -299,26 +333,25 @@ impl Store {
             })
         };
         if let Some(file) = cached {
-            return Ok(hist_segment::Segment::read_range(&file, after, upto));
+            return Ok(SegmentFile::Bytes(file));
         }
         let path = hist_segment::objects::path_of(self.objects.dir(), object);
         let mut file = std::fs::File::open(&path).map_err(crate::Error::io(&path))?;
         let size = file.metadata().map_err(crate::Error::io(&path))?.len();
-        if size > CACHED_FILE_BYTES {
-            return Ok(hist_segment::Segment::read_range_from(
-                &mut file, after, upto,
-            ));
+        if size > CACHED_FILE_BYTES && !whole {
+            return Ok(SegmentFile::Open(file));
         }
         let mut bytes = Vec::with_capacity(usize::try_from(size).unwrap_or(0));
         std::io::Read::read_to_end(&mut file, &mut bytes).map_err(crate::Error::io(&path))?;
         let bytes: Arc<[u8]> = bytes.into();
-        let mut caches = self.caches.borrow_mut();
-        if caches.files.len() >= CACHED_FILES {
-            caches.files.remove(0);
+        if size <= CACHED_FILE_BYTES {
+            let mut caches = self.caches.borrow_mut();
+            if caches.files.len() >= CACHED_FILES {
+                caches.files.remove(0);
+            }
+            caches.files.push((object.to_owned(), bytes.clone()));
         }
-        caches.files.push((object.to_owned(), bytes.clone()));
-        drop(caches);
-        Ok(hist_segment::Segment::read_range(&bytes, after, upto))
+        Ok(SegmentFile::Bytes(bytes))
     }
 
     /// Forgets the paths a write inserted and then rolled back (their numbers will be

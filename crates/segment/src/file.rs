@@ -3,7 +3,9 @@
 //! ```text
 //! a zstd skippable frame (which decompression skips) holding the table of frames:
 //!   "HSGT"  varint rows  zigzag first_seq  varint header frame's size  varint blocks
-//!   then for each block: varint rows  varint frame's size
+//!   then for each block: varint rows  varint frame's size  varint length + the set of
+//!     paths it touches ([`crate::pathset`]; empty for a segment of one block, whose set
+//!     the store's index holds)
 //!   then the first 8 bytes of the blake3 hash of all the above
 //! the segment's header as a zstd frame, then each block as a zstd frame of its own
 //! ```
@@ -12,10 +14,14 @@
 //! named and checked as any other. The table says where each block's frame is, so that a
 //! read of a few versions reads and decompresses one block's frame and nothing else: an
 //! as-of read replays a few dozen changes from a checkpoint, whatever the segment's size.
-//! The table is not part of the segment's bytes (its name does not cover it): its own
-//! hash catches damage, and [`check`] compares it with the frames.
+//! The blocks' path sets let a read of one field's history skip the blocks that never touch
+//! it without decompressing them ([`read_touching`]). The table is not part of the
+//! segment's bytes (its name does not cover it): its own hash catches damage, and [`check`]
+//! compares it with the frames and the blocks.
 
-use crate::{Error, Header, MAGIC_V1, Reader, Segment, error, objects, unzigzag, varint, zigzag};
+use crate::{
+    Error, Header, MAGIC_V1, Reader, Segment, error, objects, pathset, unzigzag, varint, zigzag,
+};
 use std::borrow::Cow;
 use std::io::{Read, Seek, SeekFrom};
 
@@ -33,6 +39,8 @@ struct Table {
     header_frame: usize,
     /// Each block's frame's size.
     frames: Vec<usize>,
+    /// Each block's set of paths, encoded (empty: not listed).
+    paths: Vec<Vec<u8>>,
     /// The skippable frame's size: where the header frame starts.
     len: usize,
 }
@@ -68,9 +76,12 @@ impl Table {
             return Err(error("more blocks than bytes"));
         }
         let (mut blocks, mut frames) = (Vec::with_capacity(n), Vec::with_capacity(n));
+        let mut paths = Vec::with_capacity(n);
         for _ in 0..n {
             blocks.push(count(r.varint()?)?);
             frames.push(count(r.varint()?)?);
+            let len = count(r.varint()?)?;
+            paths.push(r.take(len)?.to_vec());
         }
         if blocks.iter().try_fold(0usize, |a, &b| a.checked_add(b)) != Some(rows) {
             return Err(error("its blocks do not add up to its rows"));
@@ -84,6 +95,7 @@ impl Table {
             },
             header_frame,
             frames,
+            paths,
             len: frame.len(),
         })
     }
@@ -101,14 +113,19 @@ pub fn compress(bytes: &[u8], level: i32) -> Result<Vec<u8>, Error> {
     }
     let head = compress(&bytes[..header.len])?;
     let mut frames = Vec::with_capacity(header.blocks.len());
+    let mut paths = Vec::with_capacity(header.blocks.len());
     let mut r = Reader {
         bytes,
         at: header.len,
     };
-    for _ in &header.blocks {
+    for &rows in &header.blocks {
         let at = r.at;
         r.skip_block()?;
         frames.push(compress(&bytes[at..r.at])?);
+        paths.push(match header.blocks.len() {
+            1 => Vec::new(),
+            _ => pathset::encode(&crate::block_paths(bytes, at, rows)?),
+        });
     }
     if r.at != bytes.len() {
         return Err(error("bytes after its last block"));
@@ -118,9 +135,11 @@ pub fn compress(bytes: &[u8], level: i32) -> Result<Vec<u8>, Error> {
     varint(zigzag(header.first_seq), &mut table);
     varint(head.len() as u64, &mut table);
     varint(frames.len() as u64, &mut table);
-    for (rows, frame) in header.blocks.iter().zip(&frames) {
+    for ((rows, frame), paths) in header.blocks.iter().zip(&frames).zip(&paths) {
         varint(*rows as u64, &mut table);
         varint(frame.len() as u64, &mut table);
+        varint(paths.len() as u64, &mut table);
+        table.extend_from_slice(paths);
     }
     table.extend_from_slice(&blake3::hash(&table).as_bytes()[..8]);
     let size = u32::try_from(table.len()).map_err(|_| error("too many blocks"))?;
@@ -229,6 +248,68 @@ impl Segment {
     }
 }
 
+/// The blocks of the segment in `file` that hold versions `after < seq <= upto` and touch
+/// any of `wanted` (sorted path numbers), each decoded for that range as a segment of its
+/// own: one field's history decompresses only the blocks that touch it. A file whose table
+/// lists no block's paths (a segment of one block, or no table) is read for the range.
+pub fn read_touching(
+    file: &[u8],
+    wanted: &[u64],
+    after: i64,
+    upto: i64,
+) -> Result<Vec<Segment>, Error> {
+    let table = match Table::len(file) {
+        Some(len) => Table::read(
+            file.get(..len)
+                .ok_or_else(|| error("it ends in its table"))?,
+        )?,
+        None => return Ok(vec![Segment::read_range(file, after, upto)?]),
+    };
+    if table.paths.iter().all(Vec::is_empty) {
+        return Ok(vec![Segment::read_range(file, after, upto)?]);
+    }
+    let (start, end) = table.header.range(after, upto);
+    let mut out = Vec::new();
+    let (mut offset, mut row) = (table.len + table.header_frame, 0);
+    let blocks = table
+        .header
+        .blocks
+        .iter()
+        .zip(&table.frames)
+        .zip(&table.paths);
+    for ((&rows, &size), paths) in blocks {
+        if row >= end {
+            break;
+        }
+        let next = offset
+            .checked_add(size)
+            .ok_or_else(|| error("its table names frames it does not hold"))?;
+        if row + rows > start && (paths.is_empty() || pathset::intersects(paths, wanted)?) {
+            let frame = file
+                .get(offset..next)
+                .ok_or_else(|| error("its table names frames it does not hold"))?;
+            let input = objects::decompress(frame).map_err(|e| error(e.to_string()))?;
+            let block = Header {
+                rows,
+                first_seq: table
+                    .header
+                    .first_seq
+                    .saturating_add(i64::try_from(row).unwrap_or(i64::MAX)),
+                blocks: vec![rows],
+                len: 0,
+            };
+            let (from, to) = (start.saturating_sub(row), (end - row).min(rows));
+            let mut seg = Segment::holding(&block, from, to);
+            seg.decode_block(&input, 0, rows, from, to)?;
+            seg.input = input;
+            out.push(seg);
+        }
+        offset = next;
+        row += rows;
+    }
+    Ok(out)
+}
+
 /// Reads into `buf` until it is full or the file ends; returns how many bytes it read.
 fn read_full(file: &mut impl Read, buf: &mut [u8]) -> std::io::Result<usize> {
     let mut n = 0;
@@ -270,6 +351,21 @@ pub fn check(file: &[u8]) -> Result<Segment, Error> {
             || !listed.eq(sizes)
         {
             return Err(error("its table of frames does not match its frames"));
+        }
+        let mut r = Reader {
+            bytes: &bytes,
+            at: header.len,
+        };
+        for (&rows, listed) in header.blocks.iter().zip(&table.paths) {
+            let at = r.at;
+            r.skip_block()?;
+            if !listed.is_empty()
+                && *listed != pathset::encode(&crate::block_paths(&bytes, at, rows)?)
+            {
+                return Err(error(
+                    "its table lists other paths for a block than it holds",
+                ));
+            }
         }
     }
     Segment::decode(bytes)

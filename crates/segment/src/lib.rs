@@ -56,7 +56,7 @@ mod file;
 pub mod objects;
 pub mod pathset;
 
-pub use file::{check, compress};
+pub use file::{check, compress, read_touching};
 
 const MAGIC: &[u8; 4] = b"HSG2";
 /// Segments written before blocks: one block, whose first id and tx are in the header.
@@ -705,6 +705,25 @@ impl Segment {
     }
 }
 
+/// The paths the block of `rows` changes at `at` in `bytes` touches, sorted, each once.
+fn block_paths(bytes: &[u8], at: usize, rows: usize) -> Result<Vec<u64>, Error> {
+    let mut r = Reader { bytes, at };
+    r.varint()?;
+    r.varint()?;
+    r.stream()?;
+    r.stream()?;
+    let mut paths = r.stream()?;
+    let mut path = 0u64;
+    let mut out = Vec::with_capacity(rows.min(bytes.len()));
+    for _ in 0..rows {
+        path = path.wrapping_add(unzigzag(paths.varint()?) as u64);
+        out.push(path);
+    }
+    out.sort_unstable();
+    out.dedup();
+    Ok(out)
+}
+
 /// A segment's header: its rows, first version and blocks.
 struct Header {
     rows: usize,
@@ -1022,6 +1041,64 @@ mod tests {
         forged[8..len - 8].copy_from_slice(&table);
         forged[len - 8..len].copy_from_slice(&sum.as_bytes()[..8]);
         assert!(check(&forged).is_err());
+    }
+
+    #[test]
+    fn a_field_s_history_reads_only_the_blocks_that_touch_it() {
+        // /price (path 1) in every change, /plan (path 7) in two: 23 blocks, 2 with /plan.
+        let values: Vec<String> = (0..6000).map(|i| i.to_string()).collect();
+        let changes: Vec<Change<'_>> = (0..6000)
+            .map(|i| Change {
+                id: i as i64,
+                seq: i as i64 + 1,
+                tx: i as i64,
+                path: if i == 1000 || i == 5000 { 7 } else { 1 },
+                op: Op::Replace,
+                old: None,
+                new: Some(&values[i]),
+            })
+            .collect();
+        let bytes = encode(&changes).unwrap();
+        let framed = compress(&bytes, 3).unwrap();
+        let whole = Segment::decode(bytes.clone()).unwrap();
+        let at_plan = |segs: &[Segment]| -> Vec<Owned> {
+            segs.iter().flat_map(owned).filter(|r| r.3 == 7).collect()
+        };
+        let want = at_plan(std::slice::from_ref(&whole));
+        assert_eq!(want.len(), 2);
+        let blocks = read_touching(&framed, &[7], 0, i64::MAX).unwrap();
+        assert_eq!(blocks.len(), 2, "only the blocks with /plan");
+        assert_eq!(at_plan(&blocks), want);
+        // Each block read is a whole block, with its versions.
+        assert_eq!(blocks[0].first_seq(), 769);
+        assert!(blocks.iter().all(|b| b.len() == 256));
+        // A range, and a file without a table: the same changes.
+        let first = read_touching(&framed, &[7], 0, 3000).unwrap();
+        assert_eq!(at_plan(&first), want[..1]);
+        let one_frame = zstd::bulk::compress(&bytes, 3).unwrap();
+        assert_eq!(
+            at_plan(&read_touching(&one_frame, &[7], 0, i64::MAX).unwrap()),
+            want
+        );
+        assert!(
+            read_touching(&framed, &[8], 0, i64::MAX)
+                .unwrap()
+                .is_empty()
+        );
+        // A table whose path sets do not match the blocks is refused by `check`.
+        let len = 8 + u32::from_le_bytes(framed[4..8].try_into().unwrap()) as usize;
+        let table = &framed[8..len - 8];
+        // The second block's set is [1] (one byte, 1); the first block's holds it too: the
+        // last `01 01` of the table is a block's path set of length 1 holding path 1.
+        let at = table.windows(2).rposition(|w| w == [1, 1]).unwrap();
+        let mut forged_table = table.to_vec();
+        forged_table[at + 1] = 2;
+        let mut forged = framed[..8].to_vec();
+        forged.extend_from_slice(&forged_table);
+        forged.extend_from_slice(&blake3::hash(&forged_table).as_bytes()[..8]);
+        forged.extend_from_slice(&framed[len..]);
+        assert!(check(&forged).is_err());
+        assert!(check(&framed).is_ok());
     }
 
     #[test]
