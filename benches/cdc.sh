@@ -13,23 +13,10 @@
 # figure and the plain table are kept there between runs, hist's repository is made anew).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-DATA=${HIST_CDC_DATA:-../shared/data/cdc-vaccination-states.ndjson.zst}
-if [[ ! -f $DATA ]]; then
-  echo "SKIPPED: $DATA is absent (the CDC feed; see ../shared/data/README.md)"
-  exit 0
-fi
-for tool in git zstd python3; do
-  command -v $tool >/dev/null || { echo "SKIPPED: $tool is not installed"; exit 0; }
-done
-DATA=$(realpath "$DATA")
-W=$(realpath -m "${1:-target/bench-cdc}")
-mkdir -p "$W"
-. fixtures/hist-bin.sh
-H=$(hist_bin --release)
-KEY=cdc/states
+. benches/common/cdc.sh
+cdc_setup target/bench-cdc "${1:-}" git zstd python3
 QUERY="SELECT path, count(*) AS changes, count(DISTINCT key) AS objects FROM changes WHERE key GLOB 'cdc/*' AND at >= '2022-01-01' GROUP BY path ORDER BY changes DESC LIMIT 3;"
 FIELD='/vaccination_data[Location="AK"]/Administered_Dose1_Pop_Pct'
-now() { date +%s%N; }
 ms() { python3 -c "print(f'{$1 / 1e6:.1f}')"; }
 ratio() { python3 -c "print(f'{$1 / $2:.2f}')"; }
 
@@ -73,9 +60,7 @@ largest=$(docs | awk '{ if (length($0) > m) m = length($0) } END { print m }')
 
 # hist: a fresh repository, the rule, the import.
 R=$W/hist
-rm -rf "$R" && mkdir -p "$R"
-"$H" -C "$R" init >/dev/null
-"$H" -C "$R" rules array-key /vaccination_data Location --actor user:bench --at @2021-01-01 >/dev/null
+cdc_repository "$R"
 a=$(now)
 zstd -dc --long=27 "$DATA" | /usr/bin/time -f %M -o "$W/import.rss" "$H" -C "$R" import - >/dev/null 2>"$W/import.err" ||
   { cat "$W/import.err" >&2; exit 1; }

@@ -12,33 +12,18 @@
 # repository is kept there between runs: delete WORK_DIR/hist.done to import again).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-DATA=${HIST_CDC_DATA:-../shared/data/cdc-vaccination-states.ndjson.zst}
-if [[ ! -f $DATA ]]; then
-  echo "SKIPPED: $DATA is absent (the CDC feed; see ../shared/data/README.md)"
-  exit 0
-fi
-for tool in zstd python3; do
-  command -v $tool >/dev/null || { echo "SKIPPED: $tool is not installed"; exit 0; }
-done
+. benches/common/cdc.sh
+cdc_setup target/bench-timeline "${1:-}" zstd python3
 BROWSER=
 for b in chromium chromium-browser google-chrome; do
   if command -v $b >/dev/null; then BROWSER=$(command -v $b); break; fi
 done
-DATA=$(realpath "$DATA")
-W=$(realpath -m "${1:-target/bench-timeline}")
-mkdir -p "$W"
-. fixtures/hist-bin.sh
-H=$(hist_bin --release)
-KEY=cdc/states
-now() { date +%s%N; }
 ms() { python3 -c "print(f'{$1 / 1e6:.0f}')"; }
 
 R=$W/hist
 if [[ ! -f $W/hist.done ]]; then
   echo "importing the 737 versions (as benches/cdc.sh does)…" >&2
-  rm -rf "$R" && mkdir -p "$R"
-  "$H" -C "$R" init >/dev/null
-  "$H" -C "$R" rules array-key /vaccination_data Location --actor user:bench --at @2021-01-01 >/dev/null
+  cdc_repository "$R"
   zstd -dc --long=27 "$DATA" | "$H" -C "$R" import - >/dev/null
   touch "$W/hist.done"
 fi

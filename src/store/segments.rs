@@ -38,12 +38,6 @@ const CACHED_FILE_BYTES: u64 = 1 << 20;
 /// A change with its old and new values' text, ready to seal.
 type LoadedChange = (StoredChange, Option<String>, Option<String>);
 
-/// A segment's file: its bytes, or a large file opened to be read in part.
-enum SegmentFile {
-    Bytes(Arc<[u8]>),
-    Open(std::fs::File),
-}
-
 /// A row of the segment index.
 #[derive(Clone, Debug)]
 pub(crate) struct SegmentRow {
@@ -294,12 +288,17 @@ impl Store {
         after: i64,
         upto: i64,
     ) -> Result<std::result::Result<hist_segment::Segment, hist_segment::Error>> {
-        Ok(match self.segment_file(object, false)? {
-            SegmentFile::Bytes(bytes) => hist_segment::Segment::read_range(&bytes, after, upto),
-            SegmentFile::Open(mut file) => {
-                hist_segment::Segment::read_range_from(&mut file, after, upto)
-            }
-        })
+        if let Some(bytes) = self.cached_file(object) {
+            return Ok(hist_segment::Segment::read_range(&bytes, after, upto));
+        }
+        let (mut file, size) = self.open_segment(object)?;
+        if size > CACHED_FILE_BYTES {
+            return Ok(hist_segment::Segment::read_range_from(
+                &mut file, after, upto,
+            ));
+        }
+        let bytes = self.read_whole(object, file, size)?;
+        Ok(hist_segment::Segment::read_range(&bytes, after, upto))
     }
 
     /// The blocks of segment `seg` holding versions `after < seq <= upto` that touch any of
@@ -312,37 +311,41 @@ impl Store {
         upto: i64,
     ) -> Result<Vec<hist_segment::Segment>> {
         self.caches.borrow_mut().decodes += 1;
-        let SegmentFile::Bytes(bytes) = self.segment_file(&seg.object, true)? else {
-            return Err(corrupt("a segment file was not read whole"));
+        let bytes = match self.cached_file(&seg.object) {
+            Some(bytes) => bytes,
+            None => {
+                let (file, size) = self.open_segment(&seg.object)?;
+                self.read_whole(&seg.object, file, size)?
+            }
         };
         hist_segment::read_touching(&bytes, wanted, after, upto)
             .map_err(|e| corrupt(format!("segment {} (key {}): {e}", seg.object, seg.key_id)))
     }
 
-    /// The file of the segment in object `object`: its bytes, as cached or read (and cached
-    /// when small); or, unless `whole`, a large file opened to be read in part.
-    fn segment_file(&self, object: &str, whole: bool) -> Result<SegmentFile> {
-        let cached = {
-            let mut caches = self.caches.borrow_mut();
-            let found = caches.files.iter().position(|(id, _)| id == object);
-            found.map(|i| {
-                let entry = caches.files.remove(i);
-                let file = entry.1.clone();
-                caches.files.push(entry);
-                file
-            })
-        };
-        if let Some(file) = cached {
-            return Ok(SegmentFile::Bytes(file));
-        }
+    /// The file of the segment in object `object` as cached (now the most recently used).
+    fn cached_file(&self, object: &str) -> Option<Arc<[u8]>> {
+        let mut caches = self.caches.borrow_mut();
+        let i = caches.files.iter().position(|(id, _)| id == object)?;
+        let entry = caches.files.remove(i);
+        let bytes = entry.1.clone();
+        caches.files.push(entry);
+        Some(bytes)
+    }
+
+    /// The file of the segment in object `object`, opened, and its size.
+    fn open_segment(&self, object: &str) -> Result<(std::fs::File, u64)> {
         let path = hist_segment::objects::path_of(self.objects.dir(), object);
-        let mut file = std::fs::File::open(&path).map_err(crate::Error::io(&path))?;
+        let file = std::fs::File::open(&path).map_err(crate::Error::io(&path))?;
         let size = file.metadata().map_err(crate::Error::io(&path))?.len();
-        if size > CACHED_FILE_BYTES && !whole {
-            return Ok(SegmentFile::Open(file));
-        }
+        Ok((file, size))
+    }
+
+    /// The bytes of segment file `file` (of object `object`), kept when it is small.
+    fn read_whole(&self, object: &str, mut file: std::fs::File, size: u64) -> Result<Arc<[u8]>> {
         let mut bytes = Vec::with_capacity(usize::try_from(size).unwrap_or(0));
-        std::io::Read::read_to_end(&mut file, &mut bytes).map_err(crate::Error::io(&path))?;
+        std::io::Read::read_to_end(&mut file, &mut bytes).map_err(crate::Error::io(
+            hist_segment::objects::path_of(self.objects.dir(), object),
+        ))?;
         let bytes: Arc<[u8]> = bytes.into();
         if size <= CACHED_FILE_BYTES {
             let mut caches = self.caches.borrow_mut();
@@ -351,7 +354,7 @@ impl Store {
             }
             caches.files.push((object.to_owned(), bytes.clone()));
         }
-        Ok(SegmentFile::Bytes(bytes))
+        Ok(bytes)
     }
 
     /// Forgets the paths a write inserted and then rolled back (their numbers will be

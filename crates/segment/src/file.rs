@@ -32,20 +32,20 @@ const TABLE: &[u8; 4] = b"HSGT";
 /// How many bytes a read takes first: the table, and often the frames it wants.
 const HEAD: usize = 4096;
 
-/// The table of a segment's frames.
-struct Table {
+/// The table of a segment's frames (borrowing the block path sets from the file's bytes).
+struct Table<'a> {
     header: Header,
     /// The header frame's size.
     header_frame: usize,
     /// Each block's frame's size.
     frames: Vec<usize>,
     /// Each block's set of paths, encoded (empty: not listed).
-    paths: Vec<Vec<u8>>,
+    paths: Vec<&'a [u8]>,
     /// The skippable frame's size: where the header frame starts.
     len: usize,
 }
 
-impl Table {
+impl<'a> Table<'a> {
     /// The size of the table the file starting with `head` begins with (`None`: it has
     /// none).
     fn len(head: &[u8]) -> Option<usize> {
@@ -55,7 +55,7 @@ impl Table {
             .then(|| 8 + usize::try_from(size).unwrap_or(usize::MAX))
     }
 
-    fn read(frame: &[u8]) -> Result<Self, Error> {
+    fn read(frame: &'a [u8]) -> Result<Self, Error> {
         let body = frame.get(8..).unwrap_or_default();
         let (table, sum) = body
             .split_at_checked(body.len().saturating_sub(8))
@@ -81,7 +81,7 @@ impl Table {
             blocks.push(count(r.varint()?)?);
             frames.push(count(r.varint()?)?);
             let len = count(r.varint()?)?;
-            paths.push(r.take(len)?.to_vec());
+            paths.push(r.take(len)?);
         }
         if blocks.iter().try_fold(0usize, |a, &b| a.checked_add(b)) != Some(rows) {
             return Err(error("its blocks do not add up to its rows"));
@@ -265,7 +265,7 @@ pub fn read_touching(
         )?,
         None => return Ok(vec![Segment::read_range(file, after, upto)?]),
     };
-    if table.paths.iter().all(Vec::is_empty) {
+    if table.paths.iter().all(|set| set.is_empty()) {
         return Ok(vec![Segment::read_range(file, after, upto)?]);
     }
     let (start, end) = table.header.range(after, upto);
