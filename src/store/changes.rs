@@ -165,7 +165,7 @@ impl Store {
         let mut out = Vec::new();
         for seg in self.segments_between(key_id, after, upto)? {
             let decoded = self.decoded(&seg)?;
-            for row in decoded.rows().filter(|r| r.seq > after && r.seq <= upto) {
+            for row in decoded.rows_between(after, upto) {
                 out.push(self.sealed_change(&row)?);
             }
         }
@@ -201,7 +201,7 @@ impl Store {
                     .into_iter()
                     .filter_map(|p| i64::try_from(p).ok()),
             )?;
-            for row in decoded.rows().filter(|r| r.seq > after && r.seq <= upto) {
+            for row in decoded.rows_between(after, upto) {
                 let path = i64::try_from(row.path).map_err(|_| corrupt("a path number"))?;
                 let value = match side {
                     Side::New => row.new,
@@ -272,38 +272,16 @@ impl Store {
                     .map(Arc::new)
                     .collect(),
             };
+            let hit = |path: u64, op| {
+                wanted.binary_search(&path).is_ok() || (with_moves && op == hist_segment::Op::Move)
+            };
             for block in &blocks {
-                for row in block.rows().filter(|r| r.seq > after && r.seq <= upto) {
-                    let hit = wanted.binary_search(&row.path).is_ok()
-                        || (with_moves && row.op == hist_segment::Op::Move);
-                    if hit {
-                        out.push(self.sealed_change(&row)?);
-                    }
+                for row in block.rows_where(after, upto, hit) {
+                    out.push(self.sealed_change(&row)?);
                 }
             }
         }
-        // The tail: each branch of the union is one seek on the (key, path) index, the
-        // ancestors and the path itself, then its descendants; moves whatever their path.
-        let moves = if with_moves {
-            format!(
-                "UNION SELECT {TAIL_COLUMNS} FROM change_log c JOIN path p ON p.id = c.path_id
-                 WHERE c.key_id = ?1 AND c.op = 'move' AND +c.seq > ?2 AND +c.seq <= ?3"
-            )
-        } else {
-            String::new()
-        };
-        let sql = format!(
-            "SELECT {TAIL_COLUMNS} FROM change_log c JOIN path p ON p.id = c.path_id
-             WHERE c.key_id = ?1 AND c.path_id IN (SELECT value FROM json_each(?4))
-                 AND +c.seq > ?2 AND +c.seq <= ?3
-             UNION SELECT {TAIL_COLUMNS} FROM change_log c JOIN path p ON p.id = c.path_id
-             WHERE c.key_id = ?1 AND c.path_id IN (
-                     SELECT id FROM path WHERE path > ?5 || '/' AND path < ?5 || '0'
-                     UNION ALL SELECT id FROM path WHERE path > ?5 || '[' AND path < ?5 || '\\')
-                 AND +c.seq > ?2 AND +c.seq <= ?3
-             {moves}
-             ORDER BY 2"
-        );
+        let sql = touching_tail_sql(with_moves);
         let mut exact = path.ancestors();
         exact.push(path.clone());
         let exact = self.path_ids_of(&exact)?;
@@ -420,9 +398,8 @@ impl Store {
             }
             let decoded = self.decoded(seg)?;
             let found = decoded
-                .rows()
-                .rev()
-                .find(|r| r.seq <= top && wanted.binary_search(&r.path).is_ok());
+                .rows_where(i64::MIN, top, |path, _| wanted.binary_search(&path).is_ok())
+                .next_back();
             if let Some(row) = found {
                 return Ok(Some(row.seq));
             }
@@ -542,6 +519,39 @@ impl Store {
     }
 }
 
+/// The tail's changes of a key at some paths, for [`Store::changes_touching`]: ?1 the key,
+/// ?2 and ?3 the range of versions, ?4 the numbers of a path and its ancestors (a JSON
+/// array), ?5 the path, whose descendants are found by their text.
+///
+/// Each branch of the union is one seek on the (key, path) index, the ancestors and the
+/// path itself, then its descendants; with `with_moves`, every move whatever its path.
+/// The index is named: the planner, not knowing how many numbers `json_each` yields, chose
+/// the (key, seq) index for the order and read every change of the key.
+fn touching_tail_sql(with_moves: bool) -> String {
+    let moves = if with_moves {
+        format!(
+            "UNION SELECT {TAIL_COLUMNS} FROM change_log c JOIN path p ON p.id = c.path_id
+             WHERE c.key_id = ?1 AND c.op = 'move' AND +c.seq > ?2 AND +c.seq <= ?3"
+        )
+    } else {
+        String::new()
+    };
+    format!(
+        "SELECT {TAIL_COLUMNS} FROM change_log c INDEXED BY change_key_path
+             JOIN path p ON p.id = c.path_id
+         WHERE c.key_id = ?1 AND c.path_id IN (SELECT value FROM json_each(?4))
+             AND +c.seq > ?2 AND +c.seq <= ?3
+         UNION SELECT {TAIL_COLUMNS} FROM change_log c INDEXED BY change_key_path
+             JOIN path p ON p.id = c.path_id
+         WHERE c.key_id = ?1 AND c.path_id IN (
+                 SELECT id FROM path WHERE path > ?5 || '/' AND path < ?5 || '0'
+                 UNION ALL SELECT id FROM path WHERE path > ?5 || '[' AND path < ?5 || '\\')
+             AND +c.seq > ?2 AND +c.seq <= ?3
+         {moves}
+         ORDER BY 2"
+    )
+}
+
 /// Transactions, each read once.
 #[derive(Default)]
 pub(super) struct TxCache(std::collections::HashMap<i64, TxInfo>);
@@ -567,3 +577,45 @@ impl SegmentRow {
 }
 
 use rusqlite::OptionalExtension as _;
+
+#[cfg(test)]
+mod tests {
+    use super::{Store, touching_tail_sql};
+
+    /// The plan SQLite makes for a statement, one line per step.
+    fn plan(store: &Store, sql: &str) -> Vec<String> {
+        let mut stmt = store
+            .conn
+            .prepare(&format!("EXPLAIN QUERY PLAN {sql}"))
+            .unwrap();
+        // Parameters left unbound (NULL): the plan does not depend on them.
+        let mut rows = stmt.raw_query();
+        let mut lines = Vec::new();
+        while let Some(row) = rows.next().unwrap() {
+            lines.push(row.get(3).unwrap());
+        }
+        lines
+    }
+
+    /// The tail's reads of a few paths seek the (key, path) index: read through the
+    /// (key, seq) index, a field's history cost as much as the key had changes.
+    #[test]
+    fn reads_at_paths_seek_the_key_path_index() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(dir.path(), true).unwrap();
+        for sql in [
+            touching_tail_sql(false),
+            super::super::stats::TAIL_AT_PATHS.into(),
+        ] {
+            let plan = plan(&store, &sql);
+            let reads: Vec<&String> = plan.iter().filter(|l| l.starts_with("SEARCH c ")).collect();
+            assert!(!reads.is_empty(), "{plan:?}");
+            for read in reads {
+                assert!(
+                    read.contains("INDEX change_key_path (key_id=? AND path_id=?)"),
+                    "{plan:?}"
+                );
+            }
+        }
+    }
+}

@@ -88,11 +88,9 @@ impl Store {
                 continue;
             }
             let decoded = self.decoded_range(&seg, after, upto)?;
-            for row in decoded.rows().filter(|r| r.seq > after && r.seq <= upto) {
-                if wanted_has(wanted, row.path) {
-                    let path = i64::try_from(row.path).map_err(|_| corrupt("a path number"))?;
-                    counts.add(row.tx, path, 1);
-                }
+            for row in decoded.rows_where(after, upto, |path, _| wanted_has(wanted, path)) {
+                let path = i64::try_from(row.path).map_err(|_| corrupt("a path number"))?;
+                counts.add(row.tx, path, 1);
             }
         }
         let mut stmt = self.conn.prepare_cached(
@@ -128,23 +126,15 @@ impl Store {
                 continue;
             }
             let decoded = self.decoded_range(&seg, after, upto)?;
-            for row in decoded.rows().filter(|r| r.seq > after && r.seq <= upto) {
-                if ids.binary_search(&row.path).is_ok() {
-                    out.push(self.sealed_change(&row)?);
-                }
+            for row in decoded.rows_where(after, upto, |path, _| ids.binary_search(&path).is_ok()) {
+                out.push(self.sealed_change(&row)?);
             }
         }
         let list: crate::canon::Value = ids
             .iter()
             .map(|&id| crate::canon::Value::from(id))
             .collect();
-        let mut stmt = self.conn.prepare_cached(
-            "SELECT c.id, c.seq, c.tx, c.path_id, p.path, c.op, c.old, c.new, c.old_obj, c.new_obj
-             FROM change_log c JOIN path p ON p.id = c.path_id
-             WHERE c.key_id = ?1 AND c.path_id IN (SELECT value FROM json_each(?4))
-                 AND +c.seq > ?2 AND +c.seq <= ?3
-             ORDER BY c.seq",
-        )?;
+        let mut stmt = self.conn.prepare_cached(TAIL_AT_PATHS)?;
         let mut rows = stmt.query(params![key_id, after, upto, list.to_string()])?;
         while let Some(r) = rows.next()? {
             out.push(super::changes::tail_change(r, 0)?);
@@ -152,3 +142,13 @@ impl Store {
         Ok(out)
     }
 }
+
+/// The tail's changes of a key at the paths numbered in ?4 (a JSON array) in versions
+/// `?2 < seq <= ?3`, oldest first. The index is named for the reason given at
+/// `touching_tail_sql`.
+pub(super) const TAIL_AT_PATHS: &str =
+    "SELECT c.id, c.seq, c.tx, c.path_id, p.path, c.op, c.old, c.new, c.old_obj, c.new_obj
+     FROM change_log c INDEXED BY change_key_path JOIN path p ON p.id = c.path_id
+     WHERE c.key_id = ?1 AND c.path_id IN (SELECT value FROM json_each(?4))
+         AND +c.seq > ?2 AND +c.seq <= ?3
+     ORDER BY c.seq";

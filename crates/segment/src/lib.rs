@@ -673,6 +673,35 @@ impl Segment {
         (0..self.len()).map(|i| self.row_at(i))
     }
 
+    /// The changes decoded with versions `after < seq <= upto`, in version order.
+    pub fn rows_between(
+        &self,
+        after: i64,
+        upto: i64,
+    ) -> impl DoubleEndedIterator<Item = Row<'_>> + '_ {
+        self.rows_where(after, upto, |_, _| true)
+    }
+
+    /// The changes decoded with versions `after < seq <= upto` whose path and op `wanted`
+    /// accepts, in version order. The values of the others are never laid out: a read of
+    /// one field in a block of thousands of changes pays for the few it keeps.
+    pub fn rows_where<'a>(
+        &'a self,
+        after: i64,
+        upto: i64,
+        wanted: impl Fn(u64, Op) -> bool + 'a,
+    ) -> impl DoubleEndedIterator<Item = Row<'a>> + 'a {
+        // Row i holds version first_seq + i.
+        let index = |seq: i64| {
+            let i = seq.saturating_sub(self.first_seq).max(0);
+            usize::try_from(i).unwrap_or(usize::MAX).min(self.len())
+        };
+        let range = index(after.saturating_add(1))..index(upto.saturating_add(1));
+        range
+            .filter(move |&i| wanted(self.paths[i], self.ops[i]))
+            .map(|i| self.row_at(i))
+    }
+
     /// Row `i`, which is below [`Segment::len`].
     fn row_at(&self, i: usize) -> Row<'_> {
         Row {
@@ -918,6 +947,26 @@ mod tests {
                 .filter(|r| r.seq > after && r.seq <= upto)
                 .collect();
             assert_eq!(range.rows().collect::<Vec<_>>(), want, "{after}..={upto}");
+        }
+        // Rows picked by version, path and op are those of the plain filter, from a whole
+        // decode and from a range, at any bounds.
+        let bounds = [i64::MIN, -3, 4, 5, 8, 9, 12, 16, 17, 99, i64::MAX];
+        for decoded in [&seg, &head] {
+            for after in bounds {
+                for upto in bounds {
+                    let wanted = |path: u64, op: Op| path == 9 || op == Op::Add;
+                    let want: Vec<Row<'_>> = decoded
+                        .rows()
+                        .filter(|r| r.seq > after && r.seq <= upto && wanted(r.path, r.op))
+                        .collect();
+                    let got: Vec<Row<'_>> = decoded.rows_where(after, upto, wanted).collect();
+                    assert_eq!(got, want, "{after}..={upto}");
+                    let all: Vec<Row<'_>> = decoded.rows_between(after, upto).collect();
+                    assert!(all.iter().all(|r| r.seq > after && r.seq <= upto));
+                    let count = decoded.rows().filter(|r| r.seq > after && r.seq <= upto);
+                    assert_eq!(all.len(), count.count(), "{after}..={upto}");
+                }
+            }
         }
     }
 
