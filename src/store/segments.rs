@@ -30,10 +30,13 @@ pub(crate) const SEGMENT_ROWS: i64 = 65_536;
 const SEGMENT_LEVEL: i32 = 9;
 /// How many decoded segments a store keeps.
 const CACHED_SEGMENTS: usize = 4;
-/// How many segment files a store keeps as they are stored…
-const CACHED_FILES: usize = 8;
-/// … of at most this size (a larger one is read in part, each time).
+/// How many segment files a store keeps as they are stored (a field's history in a key of
+/// 10^6 changes reads about ten; with eight kept, every read read them all again)…
+const CACHED_FILES: usize = 64;
+/// … of at most this size each (a larger one is read in part, each time)…
 const CACHED_FILE_BYTES: u64 = 1 << 20;
+/// … and at most this size together.
+const CACHED_FILES_TOTAL: usize = 8 << 20;
 
 /// A change with its old and new values' text, ready to seal.
 type LoadedChange = (StoredChange, Option<String>, Option<String>);
@@ -61,7 +64,7 @@ pub(super) struct Caches {
     segments: Vec<(String, Arc<hist_segment::Segment>)>,
     /// Segment files as stored (compressed), by object id, the most recently read last: a
     /// handle that reads one key again and again (a service) reads each file once.
-    files: Vec<(String, Arc<[u8]>)>,
+    files: Vec<(String, Arc<hist_segment::SegmentFile>)>,
     /// How many times a segment was read and decoded (whole or in part).
     decodes: u64,
 }
@@ -288,8 +291,8 @@ impl Store {
         after: i64,
         upto: i64,
     ) -> Result<std::result::Result<hist_segment::Segment, hist_segment::Error>> {
-        if let Some(bytes) = self.cached_file(object) {
-            return Ok(hist_segment::Segment::read_range(&bytes, after, upto));
+        if let Some(kept) = self.cached_file(object) {
+            return Ok(kept.read_range(after, upto));
         }
         let (mut file, size) = self.open_segment(object)?;
         if size > CACHED_FILE_BYTES {
@@ -297,8 +300,7 @@ impl Store {
                 &mut file, after, upto,
             ));
         }
-        let bytes = self.read_whole(object, file, size)?;
-        Ok(hist_segment::Segment::read_range(&bytes, after, upto))
+        Ok(self.read_whole(object, file, size)?.read_range(after, upto))
     }
 
     /// The blocks of segment `seg` holding versions `after < seq <= upto` that touch any of
@@ -311,19 +313,19 @@ impl Store {
         upto: i64,
     ) -> Result<Vec<hist_segment::Segment>> {
         self.caches.borrow_mut().decodes += 1;
-        let bytes = match self.cached_file(&seg.object) {
-            Some(bytes) => bytes,
+        let kept = match self.cached_file(&seg.object) {
+            Some(kept) => kept,
             None => {
                 let (file, size) = self.open_segment(&seg.object)?;
                 self.read_whole(&seg.object, file, size)?
             }
         };
-        hist_segment::read_touching(&bytes, wanted, after, upto)
+        kept.read_touching(wanted, after, upto)
             .map_err(|e| corrupt(format!("segment {} (key {}): {e}", seg.object, seg.key_id)))
     }
 
     /// The file of the segment in object `object` as cached (now the most recently used).
-    fn cached_file(&self, object: &str) -> Option<Arc<[u8]>> {
+    fn cached_file(&self, object: &str) -> Option<Arc<hist_segment::SegmentFile>> {
         let mut caches = self.caches.borrow_mut();
         let i = caches.files.iter().position(|(id, _)| id == object)?;
         let entry = caches.files.remove(i);
@@ -340,21 +342,30 @@ impl Store {
         Ok((file, size))
     }
 
-    /// The bytes of segment file `file` (of object `object`), kept when it is small.
-    fn read_whole(&self, object: &str, mut file: std::fs::File, size: u64) -> Result<Arc<[u8]>> {
+    /// Segment file `file` (of object `object`) read whole, its table of frames read and
+    /// checked; kept when it is small.
+    fn read_whole(
+        &self,
+        object: &str,
+        mut file: std::fs::File,
+        size: u64,
+    ) -> Result<Arc<hist_segment::SegmentFile>> {
         let mut bytes = Vec::with_capacity(usize::try_from(size).unwrap_or(0));
         std::io::Read::read_to_end(&mut file, &mut bytes).map_err(crate::Error::io(
             hist_segment::objects::path_of(self.objects.dir(), object),
         ))?;
-        let bytes: Arc<[u8]> = bytes.into();
+        let kept = hist_segment::SegmentFile::new(bytes)
+            .map_err(|e| corrupt(format!("segment {object}: {e}")))?;
+        let kept = Arc::new(kept);
         if size <= CACHED_FILE_BYTES {
             let mut caches = self.caches.borrow_mut();
-            if caches.files.len() >= CACHED_FILES {
-                caches.files.remove(0);
+            caches.files.push((object.to_owned(), kept.clone()));
+            let mut total: usize = caches.files.iter().map(|(_, b)| b.len()).sum();
+            while caches.files.len() > CACHED_FILES || total > CACHED_FILES_TOTAL {
+                total -= caches.files.remove(0).1.len();
             }
-            caches.files.push((object.to_owned(), bytes.clone()));
         }
-        Ok(bytes)
+        Ok(kept)
     }
 
     /// Forgets the paths a write inserted and then rolled back (their numbers will be

@@ -32,20 +32,21 @@ const TABLE: &[u8; 4] = b"HSGT";
 /// How many bytes a read takes first: the table, and often the frames it wants.
 const HEAD: usize = 4096;
 
-/// The table of a segment's frames (borrowing the block path sets from the file's bytes).
-struct Table<'a> {
+/// The table of a segment's frames.
+#[derive(Debug)]
+struct Table {
     header: Header,
     /// The header frame's size.
     header_frame: usize,
     /// Each block's frame's size.
     frames: Vec<usize>,
-    /// Each block's set of paths, encoded (empty: not listed).
-    paths: Vec<&'a [u8]>,
-    /// The skippable frame's size: where the header frame starts.
-    len: usize,
+    /// Where each block's set of paths is in the file, encoded (empty: not listed).
+    paths: Vec<std::ops::Range<usize>>,
+    /// Where each block's frame starts in the file, and its first row's number.
+    starts: Vec<(usize, usize)>,
 }
 
-impl<'a> Table<'a> {
+impl Table {
     /// The size of the table the file starting with `head` begins with (`None`: it has
     /// none).
     fn len(head: &[u8]) -> Option<usize> {
@@ -55,7 +56,9 @@ impl<'a> Table<'a> {
             .then(|| 8 + usize::try_from(size).unwrap_or(usize::MAX))
     }
 
-    fn read(frame: &'a [u8]) -> Result<Self, Error> {
+    /// Reads and checks the table the file starting with `frame` (the table's frame, at
+    /// least) begins with.
+    fn read(frame: &[u8]) -> Result<Self, Error> {
         let body = frame.get(8..).unwrap_or_default();
         let (table, sum) = body
             .split_at_checked(body.len().saturating_sub(8))
@@ -81,12 +84,22 @@ impl<'a> Table<'a> {
             blocks.push(count(r.varint()?)?);
             frames.push(count(r.varint()?)?);
             let len = count(r.varint()?)?;
-            paths.push(r.take(len)?);
+            let at = 8 + r.at;
+            r.take(len)?;
+            paths.push(at..at + len);
         }
         if blocks.iter().try_fold(0usize, |a, &b| a.checked_add(b)) != Some(rows) {
             return Err(error("its blocks do not add up to its rows"));
         }
+        let (mut at, mut row) = (frame.len().saturating_add(header_frame), 0);
+        let mut starts = Vec::with_capacity(n);
+        for (&rows, &size) in blocks.iter().zip(&frames) {
+            starts.push((at, row));
+            at = at.saturating_add(size);
+            row += rows;
+        }
         Ok(Table {
+            starts,
             header: Header {
                 rows,
                 first_seq,
@@ -96,8 +109,217 @@ impl<'a> Table<'a> {
             header_frame,
             frames,
             paths,
-            len: frame.len(),
         })
+    }
+}
+
+impl Table {
+    /// Reads the table at the start of `file`, when it has one.
+    fn of(file: &[u8]) -> Result<Option<Self>, Error> {
+        let Some(len) = Table::len(file) else {
+            return Ok(None);
+        };
+        let frame = file
+            .get(..len)
+            .ok_or_else(|| error("it ends in its table"))?;
+        Table::read(frame).map(Some)
+    }
+
+    /// Block `index`, which exists.
+    fn block(&self, index: usize) -> Block {
+        let (at, row) = self.starts[index];
+        Block {
+            at,
+            size: self.frames[index],
+            rows: self.header.blocks[index],
+            row,
+        }
+    }
+
+    /// The blocks holding rows `start..end`, in order.
+    fn blocks_holding(&self, start: usize, end: usize) -> Vec<Block> {
+        let first = self.starts.partition_point(|&(_, row)| row <= start);
+        (first.saturating_sub(1)..self.starts.len())
+            .map(|i| self.block(i))
+            .skip_while(|b| b.row + b.rows <= start)
+            .take_while(|b| b.row < end)
+            .collect()
+    }
+
+    /// Decodes rows `start..end` from the frames of `blocks` ([`Table::blocks_holding`]),
+    /// found in `frames`, the bytes of the file from offset `from`.
+    fn decode(
+        &self,
+        frames: &[u8],
+        from: usize,
+        blocks: &[Block],
+        (start, end): (usize, usize),
+    ) -> Result<Segment, Error> {
+        let mut seg = Segment::holding(&self.header, start, end);
+        // The blocks, decompressed one after the other into `input`.
+        let mut input = Vec::new();
+        let mut starts = Vec::with_capacity(blocks.len());
+        for block in blocks {
+            let frame = block.frame(frames, from)?;
+            let bytes = objects::decompress(frame).map_err(|e| error(e.to_string()))?;
+            starts.push(input.len());
+            if input.is_empty() {
+                input = bytes;
+            } else {
+                input.extend_from_slice(&bytes);
+            }
+        }
+        for (block, at) in blocks.iter().zip(starts) {
+            let range = (start.saturating_sub(block.row), end - block.row);
+            seg.decode_block(&input, at, block.rows, range, None)?;
+        }
+        seg.input = input;
+        Ok(seg)
+    }
+}
+
+/// Where one block is, as its table says.
+#[derive(Clone, Copy, Debug)]
+struct Block {
+    /// Where its frame starts in the file, and its size.
+    at: usize,
+    size: usize,
+    /// How many rows it holds, and the first one's number in the segment.
+    rows: usize,
+    row: usize,
+}
+
+impl Block {
+    /// Its frame, in `bytes`: the file's bytes from offset `from`.
+    fn frame<'b>(&self, bytes: &'b [u8], from: usize) -> Result<&'b [u8], Error> {
+        self.at
+            .checked_sub(from)
+            .and_then(|at| bytes.get(at..at.checked_add(self.size)?))
+            .ok_or_else(|| error("its table names frames it does not hold"))
+    }
+}
+
+/// A segment's object file held in memory, its table of frames read and checked once: what
+/// a store keeps to read the same segment again and again.
+#[derive(Debug)]
+pub struct SegmentFile {
+    bytes: Vec<u8>,
+    table: Option<Table>,
+    /// The blocks that touch each path, from the table's path sets (empty when it lists
+    /// none): a field's history goes straight to its blocks.
+    blocks_by_path: crate::FastMap<u64, Vec<usize>>,
+}
+
+impl SegmentFile {
+    /// The object file `bytes`; an error when its table of frames is damaged.
+    pub fn new(bytes: Vec<u8>) -> Result<Self, Error> {
+        let table = Table::of(&bytes)?;
+        let mut blocks_by_path = crate::FastMap::<u64, Vec<usize>>::default();
+        for (block, range) in table.iter().flat_map(|t| t.paths.iter().enumerate()) {
+            let set = bytes.get(range.clone()).unwrap_or_default();
+            for path in pathset::decode(set)? {
+                blocks_by_path.entry(path).or_default().push(block);
+            }
+        }
+        Ok(SegmentFile {
+            bytes,
+            table,
+            blocks_by_path,
+        })
+    }
+
+    /// Its size as stored.
+    pub fn len(&self) -> usize {
+        self.bytes.len()
+    }
+
+    /// True for an empty file (which holds no segment).
+    pub fn is_empty(&self) -> bool {
+        self.bytes.is_empty()
+    }
+
+    /// [`Segment::read_range`], without reading the table again.
+    pub fn read_range(&self, after: i64, upto: i64) -> Result<Segment, Error> {
+        range_in(&self.bytes, self.table.as_ref(), after, upto)
+    }
+
+    /// [`read_touching`], without reading the table again.
+    pub fn read_touching(
+        &self,
+        wanted: &[u64],
+        after: i64,
+        upto: i64,
+    ) -> Result<Vec<Segment>, Error> {
+        let file = &self.bytes;
+        let Some(table) = self
+            .table
+            .as_ref()
+            .filter(|_| !self.blocks_by_path.is_empty())
+        else {
+            return Ok(vec![range_in(file, self.table.as_ref(), after, upto)?]);
+        };
+        let (start, end) = table.header.range(after, upto);
+        // The blocks touching the paths (and any whose paths are not listed), in order.
+        let mut blocks: Vec<usize> = wanted
+            .iter()
+            .filter_map(|path| self.blocks_by_path.get(path))
+            .flatten()
+            .copied()
+            .chain((0..table.paths.len()).filter(|&i| table.paths[i].is_empty()))
+            .collect();
+        blocks.sort_unstable();
+        blocks.dedup();
+        let mut out = Vec::new();
+        for block in blocks.into_iter().map(|i| table.block(i)) {
+            if block.row < end && block.row + block.rows > start {
+                out.push(table.decode_touching(file, block, wanted, (start, end))?);
+            }
+        }
+        Ok(out)
+    }
+}
+
+/// The versions `after < seq <= upto` of the segment in `file`, whose table is `table`.
+fn range_in(file: &[u8], table: Option<&Table>, after: i64, upto: i64) -> Result<Segment, Error> {
+    let Some(table) = table else {
+        let bytes = objects::decompress(file).map_err(|e| error(e.to_string()))?;
+        return Segment::decode_range(bytes, after, upto);
+    };
+    let (start, end) = table.header.range(after, upto);
+    let blocks = table.blocks_holding(start, end);
+    table.decode(file, 0, &blocks, (start, end))
+}
+
+impl Table {
+    /// Block `block` of `file` decoded for rows `start..end` as a segment of its own,
+    /// holding the changes at `wanted`.
+    fn decode_touching(
+        &self,
+        file: &[u8],
+        block: Block,
+        wanted: &[u64],
+        (start, end): (usize, usize),
+    ) -> Result<Segment, Error> {
+        let input = objects::decompress(block.frame(file, 0)?).map_err(|e| error(e.to_string()))?;
+        let header = Header {
+            rows: block.rows,
+            first_seq: self
+                .header
+                .first_seq
+                .saturating_add(i64::try_from(block.row).unwrap_or(i64::MAX)),
+            blocks: vec![block.rows],
+            len: 0,
+        };
+        let (from, to) = (
+            start.saturating_sub(block.row),
+            (end - block.row).min(block.rows),
+        );
+        // Nothing reserved (`from..from`): of the block's rows, few are kept.
+        let mut seg = Segment::holding(&header, from, from);
+        seg.seqs = Some(Vec::new());
+        seg.decode_block(&input, 0, block.rows, (from, to), Some(wanted))?;
+        seg.input = input;
+        Ok(seg)
     }
 }
 
@@ -186,33 +408,21 @@ impl Segment {
                 .ok_or_else(|| error("it ends in its table"))?,
         )?;
         let (start, end) = table.header.range(after, upto);
-        // The frames of the blocks holding the range: (offset from `from`, size, rows, row).
-        let mut wanted = Vec::new();
-        let mut offset = table.len + table.header_frame;
-        let (mut from, mut row) = (None, 0);
-        for (&rows, &size) in table.header.blocks.iter().zip(&table.frames) {
-            if row >= end {
-                break;
-            }
-            if row + rows > start {
-                let first = *from.get_or_insert(offset);
-                wanted.push((offset - first, size, rows, row));
-            }
-            offset += size;
-            row += rows;
-        }
-        let mut seg = Segment::holding(&table.header, start, end);
-        let Some(from) = from else {
-            return Ok(seg);
+        let blocks = table.blocks_holding(start, end);
+        let (Some(first), Some(last)) = (blocks.first(), blocks.last()) else {
+            return Ok(Segment::holding(&table.header, start, end));
         };
-        let frames: Cow<'_, [u8]> = match head.get(from..offset) {
+        // The frames of the blocks holding the range, from the first one's to the end of
+        // the last one's.
+        let (from, to) = (first.at, last.at.saturating_add(last.size));
+        let frames: Cow<'_, [u8]> = match head.get(from..to) {
             Some(frames) => Cow::Borrowed(frames),
             None => {
                 // Sized by the table, so read in steps: a damaged table cannot make it
                 // allocate more than the file holds.
                 let mut frames = Vec::new();
                 file.seek(SeekFrom::Start(from as u64)).map_err(io)?;
-                let want = (offset - from) as u64;
+                let want = (to - from) as u64;
                 file.take(want).read_to_end(&mut frames).map_err(io)?;
                 if frames.len() as u64 != want {
                     return Err(error("it ends before the frames its table names"));
@@ -220,26 +430,7 @@ impl Segment {
                 Cow::Owned(frames)
             }
         };
-        // The blocks, decompressed one after the other into `input`.
-        let mut input = Vec::new();
-        let mut blocks = Vec::with_capacity(wanted.len());
-        for (at, size, rows, row) in wanted {
-            let frame = frames
-                .get(at..at + size)
-                .ok_or_else(|| error("its table names frames it does not hold"))?;
-            let block = objects::decompress(frame).map_err(|e| error(e.to_string()))?;
-            blocks.push((input.len(), rows, row));
-            if input.is_empty() {
-                input = block;
-            } else {
-                input.extend_from_slice(&block);
-            }
-        }
-        for (at, rows, row) in blocks {
-            seg.decode_block(&input, at, rows, start.saturating_sub(row), end - row)?;
-        }
-        seg.input = input;
-        Ok(seg)
+        table.decode(&frames, from, &blocks, (start, end))
     }
 
     /// [`Segment::read_range_from`] on the file's bytes.
@@ -250,64 +441,17 @@ impl Segment {
 
 /// The blocks of the segment in `file` that hold versions `after < seq <= upto` and touch
 /// any of `wanted` (sorted path numbers), each decoded for that range as a segment of its
-/// own: one field's history decompresses only the blocks that touch it. A file whose table
-/// lists no block's paths (a segment of one block, or no table) is read for the range.
+/// own holding the changes at those paths: one field's history decompresses only the
+/// blocks that touch it, and lays out only its own values. A file whose table lists no
+/// block's paths (a segment of one block, or no table) is read whole for the range, so a
+/// caller still picks the paths it wants ([`Segment::rows_where`]).
 pub fn read_touching(
     file: &[u8],
     wanted: &[u64],
     after: i64,
     upto: i64,
 ) -> Result<Vec<Segment>, Error> {
-    let table = match Table::len(file) {
-        Some(len) => Table::read(
-            file.get(..len)
-                .ok_or_else(|| error("it ends in its table"))?,
-        )?,
-        None => return Ok(vec![Segment::read_range(file, after, upto)?]),
-    };
-    if table.paths.iter().all(|set| set.is_empty()) {
-        return Ok(vec![Segment::read_range(file, after, upto)?]);
-    }
-    let (start, end) = table.header.range(after, upto);
-    let mut out = Vec::new();
-    let (mut offset, mut row) = (table.len + table.header_frame, 0);
-    let blocks = table
-        .header
-        .blocks
-        .iter()
-        .zip(&table.frames)
-        .zip(&table.paths);
-    for ((&rows, &size), paths) in blocks {
-        if row >= end {
-            break;
-        }
-        let next = offset
-            .checked_add(size)
-            .ok_or_else(|| error("its table names frames it does not hold"))?;
-        if row + rows > start && (paths.is_empty() || pathset::intersects(paths, wanted)?) {
-            let frame = file
-                .get(offset..next)
-                .ok_or_else(|| error("its table names frames it does not hold"))?;
-            let input = objects::decompress(frame).map_err(|e| error(e.to_string()))?;
-            let block = Header {
-                rows,
-                first_seq: table
-                    .header
-                    .first_seq
-                    .saturating_add(i64::try_from(row).unwrap_or(i64::MAX)),
-                blocks: vec![rows],
-                len: 0,
-            };
-            let (from, to) = (start.saturating_sub(row), (end - row).min(rows));
-            let mut seg = Segment::holding(&block, from, to);
-            seg.decode_block(&input, 0, rows, from, to)?;
-            seg.input = input;
-            out.push(seg);
-        }
-        offset = next;
-        row += rows;
-    }
-    Ok(out)
+    SegmentFile::new(file.to_vec())?.read_touching(wanted, after, upto)
 }
 
 /// Reads into `buf` until it is full or the file ends; returns how many bytes it read.
@@ -359,8 +503,9 @@ pub fn check(file: &[u8]) -> Result<Segment, Error> {
         for (&rows, listed) in header.blocks.iter().zip(&table.paths) {
             let at = r.at;
             r.skip_block()?;
+            let listed = file.get(listed.clone()).unwrap_or_default();
             if !listed.is_empty()
-                && *listed != pathset::encode(&crate::block_paths(&bytes, at, rows)?)
+                && listed != pathset::encode(&crate::block_paths(&bytes, at, rows)?)
             {
                 return Err(error(
                     "its table lists other paths for a block than it holds",

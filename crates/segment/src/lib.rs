@@ -56,7 +56,7 @@ mod file;
 pub mod objects;
 pub mod pathset;
 
-pub use file::{check, compress, read_touching};
+pub use file::{SegmentFile, check, compress, read_touching};
 
 const MAGIC: &[u8; 4] = b"HSG2";
 /// Segments written before blocks: one block, whose first id and tx are in the header.
@@ -383,7 +383,20 @@ struct Reader<'a> {
 }
 
 impl<'a> Reader<'a> {
+    /// The next varint. Most are one byte (deltas, tags' lengths): read inline.
+    #[inline]
     fn varint(&mut self) -> Result<u64, Error> {
+        match self.bytes.get(self.at) {
+            Some(&byte) if byte < 0x80 => {
+                self.at += 1;
+                Ok(u64::from(byte))
+            }
+            _ => self.long_varint(),
+        }
+    }
+
+    #[inline(never)]
+    fn long_varint(&mut self) -> Result<u64, Error> {
         let mut n = 0u64;
         for shift in (0..64).step_by(7) {
             let byte = *self
@@ -410,8 +423,14 @@ impl<'a> Reader<'a> {
         Ok(out)
     }
 
+    #[inline]
     fn byte(&mut self) -> Result<u8, Error> {
-        Ok(self.take(1)?[0])
+        let byte = *self
+            .bytes
+            .get(self.at)
+            .ok_or_else(|| error("a stream is longer than the segment"))?;
+        self.at += 1;
+        Ok(byte)
     }
 
     fn stream(&mut self) -> Result<Reader<'a>, Error> {
@@ -447,6 +466,9 @@ enum Last {
 pub struct Segment {
     /// The version of the first change kept.
     first_seq: i64,
+    /// The version of each change kept, when they do not follow each other from
+    /// `first_seq` (a read of some paths only: [`read_touching`]).
+    seqs: Option<Vec<i64>>,
     ids: Vec<i64>,
     txs: Vec<i64>,
     paths: Vec<u64>,
@@ -478,7 +500,7 @@ pub struct Row<'s> {
     pub new: Option<&'s str>,
 }
 
-type FastMap<K, V> = std::collections::HashMap<K, V, rustc_hash::FxBuildHasher>;
+pub(crate) type FastMap<K, V> = std::collections::HashMap<K, V, rustc_hash::FxBuildHasher>;
 
 impl Segment {
     /// Decodes a segment's bytes.
@@ -505,7 +527,13 @@ impl Segment {
             let at = r.at;
             r.skip_block()?;
             if row + rows > start {
-                seg.decode_block(&bytes, at, rows, start.saturating_sub(row), end - row)?;
+                seg.decode_block(
+                    &bytes,
+                    at,
+                    rows,
+                    (start.saturating_sub(row), end - row),
+                    None,
+                )?;
             }
             row += rows;
         }
@@ -520,6 +548,7 @@ impl Segment {
             first_seq: header
                 .first_seq
                 .saturating_add(i64::try_from(start).unwrap_or(i64::MAX)),
+            seqs: None,
             ids: Vec::with_capacity(kept),
             txs: Vec::with_capacity(kept),
             paths: Vec::with_capacity(kept),
@@ -532,14 +561,17 @@ impl Segment {
     }
 
     /// Decodes the block of `rows` changes at `at` in `bytes` (which become the segment's
-    /// input: spans are offsets in them), keeping its rows `start..end`.
+    /// input: spans are offsets in them), keeping its rows `start..end`; with `only`
+    /// (sorted path numbers), only those at these paths, whose versions it then records.
+    /// A path's values refer only to earlier values at that path: the others are passed
+    /// over, their texts neither checked nor laid out.
     fn decode_block(
         &mut self,
         bytes: &[u8],
         at: usize,
         rows: usize,
-        start: usize,
-        end: usize,
+        (start, end): (usize, usize),
+        only: Option<&[u64]>,
     ) -> Result<(), Error> {
         let seg = self;
         let mut r = Reader { bytes, at };
@@ -555,14 +587,34 @@ impl Segment {
         let mut texts = r.stream()?;
         let texts_at = texts_offset(bytes, &texts);
         let end = end.min(rows);
+        // The version of row 0 of the block.
+        let base = seg
+            .first_seq
+            .saturating_sub(i64::try_from(start).unwrap_or(i64::MAX));
         let mut path = 0u64;
         let mut last: FastMap<u64, Last> = FastMap::default();
         for i in 0..end {
-            let keep = i >= start;
             id = id.wrapping_add(unzigzag(ids.varint()?));
             tx = tx.wrapping_add(unzigzag(txs.varint()?));
             path = path.wrapping_add(unzigzag(paths.varint()?) as u64);
             let op = Op::from_code(ops.byte()?).ok_or_else(|| error("an unknown op"))?;
+            if let Some(only) = only
+                && only.binary_search(&path).is_err()
+            {
+                match olds.byte()? {
+                    TAG_ABSENT | TAG_PREVIOUS => {}
+                    TAG_TEXT => texts.skip_text()?,
+                    _ => return Err(error("an unknown value tag")),
+                }
+                match news.byte()? {
+                    TAG_ABSENT => {}
+                    TAG_TEXT => texts.skip_text()?,
+                    TAG_NUMBER => _ = numbers.varint()?,
+                    _ => return Err(error("an unknown value tag")),
+                }
+                continue;
+            }
+            let keep = i >= start;
             let old = match olds.byte()? {
                 TAG_ABSENT => None,
                 TAG_PREVIOUS => {
@@ -577,8 +629,8 @@ impl Segment {
             let new = match news.byte()? {
                 TAG_ABSENT => None,
                 TAG_TEXT => {
-                    let span = texts.span(texts_at)?;
-                    let digits = decimal(input_text(bytes, span)?);
+                    let (span, text) = texts.span_text(texts_at)?;
+                    let digits = decimal(text);
                     last.insert(
                         path,
                         match digits {
@@ -612,6 +664,9 @@ impl Segment {
                 _ => return Err(error("an unknown value tag")),
             };
             if keep {
+                if let Some(seqs) = &mut seg.seqs {
+                    seqs.push(base.saturating_add(i64::try_from(i).unwrap_or(i64::MAX)));
+                }
                 seg.ids.push(id);
                 seg.txs.push(tx);
                 seg.paths.push(path);
@@ -660,7 +715,10 @@ impl Segment {
 
     /// The version of the first change decoded.
     pub fn first_seq(&self) -> i64 {
-        self.first_seq
+        match &self.seqs {
+            Some(seqs) => seqs.first().copied().unwrap_or(self.first_seq),
+            None => self.first_seq,
+        }
     }
 
     /// The `i`-th change decoded (in version order).
@@ -691,10 +749,13 @@ impl Segment {
         upto: i64,
         wanted: impl Fn(u64, Op) -> bool + 'a,
     ) -> impl DoubleEndedIterator<Item = Row<'a>> + 'a {
-        // Row i holds version first_seq + i.
-        let index = |seq: i64| {
-            let i = seq.saturating_sub(self.first_seq).max(0);
-            usize::try_from(i).unwrap_or(usize::MAX).min(self.len())
+        // Row i holds version seqs[i], or else first_seq + i.
+        let index = |seq: i64| match &self.seqs {
+            Some(seqs) => seqs.partition_point(|&s| s < seq),
+            None => {
+                let i = seq.saturating_sub(self.first_seq).max(0);
+                usize::try_from(i).unwrap_or(usize::MAX).min(self.len())
+            }
         };
         let range = index(after.saturating_add(1))..index(upto.saturating_add(1));
         range
@@ -706,7 +767,10 @@ impl Segment {
     fn row_at(&self, i: usize) -> Row<'_> {
         Row {
             id: self.ids[i],
-            seq: self.first_seq + i as i64,
+            seq: match &self.seqs {
+                Some(seqs) => seqs[i],
+                None => self.first_seq + i as i64,
+            },
             tx: self.txs[i],
             path: self.paths[i],
             op: self.ops[i],
@@ -754,6 +818,7 @@ fn block_paths(bytes: &[u8], at: usize, rows: usize) -> Result<Vec<u64>, Error> 
 }
 
 /// A segment's header: its rows, first version and blocks.
+#[derive(Debug)]
 struct Header {
     rows: usize,
     first_seq: i64,
@@ -825,20 +890,11 @@ fn texts_offset(bytes: &[u8], texts: &Reader<'_>) -> usize {
     (texts.bytes.as_ptr() as usize).saturating_sub(bytes.as_ptr() as usize)
 }
 
-/// The text at `span` of the segment's bytes.
-fn input_text(bytes: &[u8], span: Span) -> Result<&str, Error> {
-    match span {
-        Span::Input(a, b) => std::str::from_utf8(&bytes[a as usize..b as usize])
-            .map_err(|_| error("a value is not UTF-8")),
-        Span::Number(..) => Err(error("a number where a text was expected")),
-    }
-}
-
 fn offset(n: usize) -> Result<u32, Error> {
     u32::try_from(n).map_err(|_| error("a segment's values are longer than 4 GiB"))
 }
 
-impl Reader<'_> {
+impl<'a> Reader<'a> {
     /// Moves past a block: its first id and tx, then eight streams.
     fn skip_block(&mut self) -> Result<(), Error> {
         self.varint()?;
@@ -852,14 +908,23 @@ impl Reader<'_> {
     /// The next text of the texts stream, as a span of the whole segment (`base`: where the
     /// stream starts in it), checked to be UTF-8.
     fn span(&mut self, base: usize) -> Result<Span, Error> {
+        Ok(self.span_text(base)?.0)
+    }
+
+    /// [`Reader::span`], and the text.
+    fn span_text(&mut self, base: usize) -> Result<(Span, &'a str), Error> {
         let n = usize::try_from(self.varint()?).map_err(|_| error("a text is too long"))?;
         let start = self.at;
         let text = self.take(n)?;
-        std::str::from_utf8(text).map_err(|_| error("a value is not UTF-8"))?;
-        Ok(Span::Input(
-            offset(base + start)?,
-            offset(base + start + n)?,
-        ))
+        let text = std::str::from_utf8(text).map_err(|_| error("a value is not UTF-8"))?;
+        let span = Span::Input(offset(base + start)?, offset(base + start + n)?);
+        Ok((span, text))
+    }
+
+    /// Moves past the next text of the texts stream.
+    fn skip_text(&mut self) -> Result<(), Error> {
+        let n = usize::try_from(self.varint()?).map_err(|_| error("a text is too long"))?;
+        self.take(n).map(drop)
     }
 }
 
@@ -1032,6 +1097,10 @@ mod tests {
         encode_block(&changes, &mut v1);
         assert_eq!(owned(&Segment::decode(v1.clone()).unwrap()), owned(&whole));
         let v1_file = compress(&v1, 3).unwrap();
+        let kept: Vec<SegmentFile> = [&framed, &one_frame, &v1_file]
+            .into_iter()
+            .map(|f| SegmentFile::new(f.clone()).unwrap())
+            .collect();
         for (after, upto) in [
             (39, 45),
             (1100, 1101),
@@ -1052,6 +1121,9 @@ mod tests {
                 ("frames", Segment::read_range(&framed, after, upto)),
                 ("one frame", Segment::read_range(&one_frame, after, upto)),
                 ("version 1", Segment::read_range(&v1_file, after, upto)),
+                ("kept frames", kept[0].read_range(after, upto)),
+                ("kept one frame", kept[1].read_range(after, upto)),
+                ("kept version 1", kept[2].read_range(after, upto)),
             ] {
                 let got = got.unwrap();
                 assert_eq!(owned(&got), want, "{name}: {after}..={upto}");
@@ -1071,6 +1143,7 @@ mod tests {
         let mut damaged = framed.clone();
         damaged[20] ^= 1;
         assert!(Segment::read_range(&damaged, 1000, 1010).is_err());
+        assert!(SegmentFile::new(damaged.clone()).is_err());
         assert!(check(&damaged).is_err());
         // A read decompresses the block it needs and no other: with the first block's
         // frame damaged, a read in the tenth still succeeds, one in the first does not.
@@ -1094,7 +1167,7 @@ mod tests {
 
     #[test]
     fn a_field_s_history_reads_only_the_blocks_that_touch_it() {
-        // /price (path 1) in every change, /plan (path 7) in two: 23 blocks, 2 with /plan.
+        // /price (path 1) in every change, /plan (path 7) in two: 24 blocks, 2 with /plan.
         let values: Vec<String> = (0..6000).map(|i| i.to_string()).collect();
         let changes: Vec<Change<'_>> = (0..6000)
             .map(|i| Change {
@@ -1118,9 +1191,31 @@ mod tests {
         let blocks = read_touching(&framed, &[7], 0, i64::MAX).unwrap();
         assert_eq!(blocks.len(), 2, "only the blocks with /plan");
         assert_eq!(at_plan(&blocks), want);
-        // Each block read is a whole block, with its versions.
-        assert_eq!(blocks[0].first_seq(), 769);
-        assert!(blocks.iter().all(|b| b.len() == 256));
+        let kept = SegmentFile::new(framed.clone()).unwrap();
+        for (after, upto) in [(0, i64::MAX), (0, 3000), (1000, 1001), (4999, 6000)] {
+            let (free, from_kept) = (
+                read_touching(&framed, &[7], after, upto).unwrap(),
+                kept.read_touching(&[7], after, upto).unwrap(),
+            );
+            assert_eq!(at_plan(&from_kept), at_plan(&free), "{after}..={upto}");
+        }
+        // Each block read holds the changes at the paths asked for, with their versions.
+        assert_eq!(blocks[0].first_seq(), 1001);
+        assert!(blocks.iter().all(|b| b.len() == 1));
+        // Asked for both paths: every block, and all their changes.
+        let both = read_touching(&framed, &[1, 7], 0, i64::MAX).unwrap();
+        assert_eq!(both.len(), Header::read(&bytes).unwrap().blocks.len());
+        assert_eq!(
+            both.iter().flat_map(owned).collect::<Vec<_>>(),
+            owned(&whole)
+        );
+        // A range inside a block, through rows_where as a history reads it.
+        let inside = read_touching(&framed, &[7], 4000, 5500).unwrap();
+        let seqs: Vec<i64> = inside
+            .iter()
+            .flat_map(|b| b.rows_where(4999, 5001, |p, _| p == 7).map(|r| r.seq))
+            .collect();
+        assert_eq!(seqs, [5001]);
         // A range, and a file without a table: the same changes.
         let first = read_touching(&framed, &[7], 0, 3000).unwrap();
         assert_eq!(at_plan(&first), want[..1]);

@@ -33,18 +33,26 @@ pub fn decode(bytes: &[u8]) -> Result<Vec<u64>, Error> {
     Ok(out)
 }
 
-/// True when the encoded set holds any of `wanted` (sorted).
+/// True when the encoded set holds any of `wanted` (sorted). Read in place, and to its end:
+/// a set that is not sorted is an error here too, wherever the match is.
 pub fn intersects(bytes: &[u8], wanted: &[u64]) -> Result<bool, Error> {
-    let have = decode(bytes)?;
-    let (mut i, mut j) = (0, 0);
-    while i < have.len() && j < wanted.len() {
-        match have[i].cmp(&wanted[j]) {
-            std::cmp::Ordering::Less => i += 1,
-            std::cmp::Ordering::Greater => j += 1,
-            std::cmp::Ordering::Equal => return Ok(true),
+    let mut r = crate::Reader { bytes, at: 0 };
+    let (mut id, mut found, mut j) = (0u64, false, 0);
+    while r.at < bytes.len() {
+        let first = r.at == 0;
+        let step = r.varint()?;
+        if step == 0 && !first {
+            return Err(error("a path set is not sorted"));
         }
+        id = id
+            .checked_add(step)
+            .ok_or_else(|| error("a path set is not sorted"))?;
+        while j < wanted.len() && wanted[j] < id {
+            j += 1;
+        }
+        found |= wanted.get(j) == Some(&id);
     }
-    Ok(false)
+    Ok(found)
 }
 
 #[cfg(test)]
@@ -61,5 +69,26 @@ mod tests {
         assert!(!intersects(&bytes, &[5, 91]).unwrap());
         assert!(decode(&[0x80]).is_err());
         assert!(decode(&[1, 0]).is_err());
+        // Read in place: the same answers as on the decoded set, the same refusals.
+        for wanted in [
+            &[][..],
+            &[0],
+            &[1],
+            &[4, 5],
+            &[5, 89],
+            &[1 << 40],
+            &[2, 1 << 41],
+        ] {
+            let have = decode(&bytes).unwrap();
+            let want = wanted.iter().any(|w| have.contains(w));
+            assert_eq!(intersects(&bytes, wanted).unwrap(), want, "{wanted:?}");
+        }
+        assert!(intersects(&[0x80], &[1]).is_err());
+        assert!(intersects(&[1, 0], &[1]).is_err());
+        let mut wraps = Vec::new();
+        varint(1 << 63, &mut wraps);
+        varint(1 << 63, &mut wraps);
+        assert!(decode(&wraps).is_err());
+        assert!(intersects(&wraps, &[1 << 63]).is_err());
     }
 }
