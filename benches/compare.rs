@@ -13,8 +13,9 @@
 //!    synchronous=FULL, as hist), and to hist through the library; one commit per write and
 //!    100 writes per commit. Then "every change to field X of object K" and "state of K at
 //!    time T", answered both ways (and checked equal).
-//! 3. **scale**: as-of and history latency as one key's history grows from 10^2 to 10^6
-//!    changes; ingest time and peak memory as a document grows from 10 KB to 10 MB (100 MB
+//! 3. **scale**: as-of, history and blame latency as one key's history grows from 10^2 to
+//!    10^6 changes (every key built first, then read in rounds that take each size in
+//!    turn, so that all sizes are measured under the same load); ingest time and peak memory as a document grows from 10 KB to 10 MB (100 MB
 //!    on request).
 //!
 //! Run with `cargo bench --bench compare` (or `benches/run.sh` for every benchmark). The
@@ -904,7 +905,11 @@ fn scale_history(table: &mut Table) {
         DocPath::parse("/price").expect("path"),
         DocPath::parse("/plan").expect("path"),
     );
-    let mut results = Vec::new();
+    // Every key first (key, changes, first time, build time); then the reads of all of
+    // them in rounds, the sizes one after the other in each round, so that every size
+    // is measured under the same load (measured size after size, a slower minute of the
+    // machine made one size look slow and the ratio with it).
+    let mut keys = Vec::new();
     let mut n = 100u64;
     let mut start = BASE * 1_000_000;
     while n <= max {
@@ -940,49 +945,66 @@ fn scale_history(table: &mut Table) {
         }
         repo.commit_batch().expect("commit batch");
         let build = t.elapsed();
+        println!(
+            "  {n:>8} changes: built in {} ({:.0} tx/s)",
+            show(build),
+            n as f64 / secs(build)
+        );
+        keys.push((key, n, start, build));
+        start += n as i64 + 1_000_000;
+        n *= 10;
+    }
 
-        let mut as_of = Vec::new();
-        for _ in 0..3 {
+    let sizes = keys.len();
+    let (mut as_of, mut hist, mut blame) = (
+        vec![Vec::new(); sizes],
+        vec![Vec::new(); sizes],
+        vec![Vec::new(); sizes],
+    );
+    for _ in 0..3 {
+        for (i, (key, n, start, _)) in keys.iter().enumerate() {
             for k in 0..50 {
-                let at = start + (n as i64 - 1) * k / 49;
+                let at = start + (*n as i64 - 1) * k / 49;
                 let t = Instant::now();
-                let got = repo.as_of(&key, When::At(Timestamp(at))).expect("as_of");
-                as_of.push(t.elapsed());
+                let got = repo.as_of(key, When::At(Timestamp(at))).expect("as_of");
+                as_of[i].push(t.elapsed());
                 assert!(got.doc.is_some());
             }
+            for _ in 0..7 {
+                let t = Instant::now();
+                let got = repo.history(key, &plan).expect("history");
+                hist[i].push(t.elapsed());
+                assert_eq!(got.len(), 10, "history of /plan");
+            }
+            for _ in 0..2 {
+                let t = Instant::now();
+                let got = repo.blame(key, None, None).expect("blame");
+                blame[i].push(t.elapsed());
+                assert_eq!(got.leaves.len(), 40, "one blame leaf per field");
+            }
         }
-        let mut hist = Vec::new();
-        for _ in 0..20 {
-            let t = Instant::now();
-            let got = repo.history(&key, &plan).expect("history");
-            hist.push(t.elapsed());
-            assert_eq!(got.len(), 10, "history of /plan");
-        }
-        let mut blame = Vec::new();
-        for _ in 0..5 {
-            let t = Instant::now();
-            let got = repo.blame(&key, None, None).expect("blame");
-            blame.push(t.elapsed());
-            assert_eq!(got.leaves.len(), 40, "one blame leaf per field");
-        }
+    }
+    let mut results = Vec::new();
+    for (i, (key, n, _, build)) in keys.iter().enumerate() {
         let t = Instant::now();
-        let all = repo.history(&key, &price).expect("history");
+        let all = repo.history(key, &price).expect("history");
         let hot = t.elapsed();
         assert_eq!(all.len() as u64, n - 9, "history of /price");
+        let (a, h, b) = (
+            median(as_of[i].clone()),
+            median(hist[i].clone()),
+            median(blame[i].clone()),
+        );
         println!(
-            "  {n:>8} changes: built in {} ({:.0} tx/s); as-of {}; history of a field with 10 changes {}; blame {}; history of the field with {} changes {} ({:.1} µs each)",
-            show(build),
-            n as f64 / secs(build),
-            show(median(as_of.clone())),
-            show(median(hist.clone())),
-            show(median(blame.clone())),
+            "  {n:>8} changes: as-of {}; history of a field with 10 changes {}; blame {}; history of the field with {} changes {} ({:.1} µs each)",
+            show(a),
+            show(h),
+            show(b),
             all.len(),
             show(hot),
             secs(hot) * 1e6 / all.len() as f64
         );
-        results.push((n, median(as_of), median(hist), hot, build, median(blame)));
-        start += n as i64 + 1_000_000;
-        n *= 10;
+        results.push((*n, a, h, hot, *build, b));
     }
     let (first, last) = (&results[0], &results[results.len() - 1]);
     table.row(

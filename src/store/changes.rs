@@ -54,6 +54,23 @@ pub(crate) struct ChangeHead {
     pub(crate) moved_from: Option<String>,
 }
 
+impl ChangeHead {
+    /// The head of a stored change.
+    fn of(c: StoredChange) -> Self {
+        ChangeHead {
+            id: c.id,
+            seq: c.seq,
+            tx: c.tx,
+            op: c.op,
+            moved_from: match (c.op, c.old) {
+                (Op::Move, Stored::Text(t)) => Some(t),
+                _ => None,
+            },
+            path: c.path,
+        }
+    }
+}
+
 /// One side of a change, for replaying it: `value` is `new` going forward, `old` going
 /// backward.
 pub(crate) struct SideChange {
@@ -266,11 +283,7 @@ impl Store {
             // With moves, every block; else only the blocks that touch the paths.
             let blocks = match moves {
                 true => vec![self.decoded(&seg)?],
-                false => self
-                    .segment_blocks_touching(&seg, &wanted, after, upto)?
-                    .into_iter()
-                    .map(Arc::new)
-                    .collect(),
+                false => self.segment_blocks_touching(&seg, &wanted, after, upto)?,
             };
             let hit = |path: u64, op| {
                 wanted.binary_search(&path).is_ok() || (with_moves && op == hist_segment::Op::Move)
@@ -315,26 +328,27 @@ impl Store {
         let mut out: Vec<ChangeHead> = self
             .changes(key_id, after, upto, Order::NewestFirst)?
             .into_iter()
-            .map(|c| ChangeHead {
-                id: c.id,
-                seq: c.seq,
-                tx: c.tx,
-                op: c.op,
-                moved_from: match (c.op, c.old) {
-                    (Op::Move, Stored::Text(t)) => Some(t),
-                    _ => None,
-                },
-                path: c.path,
-            })
+            .map(ChangeHead::of)
             .collect();
         out.shrink_to_fit();
         Ok(out)
     }
 
-    /// The change of key `key_id` at version `seq`, without its values.
+    /// The change of key `key_id` at version `seq`, without its values. A sealed one is
+    /// read from the blocks holding it, not from its whole segment (blame asks for the
+    /// first change of a long history this way).
     pub(crate) fn change_head(&self, key_id: i64, seq: i64) -> Result<ChangeHead> {
-        self.change_heads(key_id, seq - 1, seq)?
+        let mut found = Vec::new();
+        for seg in self.segments_between(key_id, seq - 1, seq)? {
+            let decoded = self.decoded_range(&seg, seq - 1, seq)?;
+            for row in decoded.rows_between(seq - 1, seq) {
+                found.push(self.sealed_change(&row)?);
+            }
+        }
+        found.extend(self.tail(key_id, seq - 1, seq)?);
+        found
             .pop()
+            .map(ChangeHead::of)
             .ok_or_else(|| corrupt(format!("change {seq} of key {key_id} is missing")))
     }
 
@@ -396,10 +410,13 @@ impl Store {
             if !seg.touches(&wanted)? {
                 continue;
             }
-            let decoded = self.decoded(seg)?;
-            let found = decoded
-                .rows_where(i64::MIN, top, |path, _| wanted.binary_search(&path).is_ok())
-                .next_back();
+            // The blocks that touch the paths, the newest first.
+            let blocks = self.segment_blocks_touching(seg, &wanted, i64::MIN, top)?;
+            let found = blocks.iter().rev().find_map(|block| {
+                block
+                    .rows_where(i64::MIN, top, |path, _| wanted.binary_search(&path).is_ok())
+                    .next_back()
+            });
             if let Some(row) = found {
                 return Ok(Some(row.seq));
             }

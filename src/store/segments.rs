@@ -304,15 +304,16 @@ impl Store {
     }
 
     /// The blocks of segment `seg` holding versions `after < seq <= upto` that touch any of
-    /// `wanted` (sorted path numbers), each decoded for that range.
+    /// `wanted` (sorted path numbers), each decoded for that range with at least the
+    /// changes at those paths. A segment whose table lists no block's paths (one block)
+    /// comes whole, from the cache of decoded segments: a blame asks it once per field.
     pub(crate) fn segment_blocks_touching(
         &self,
         seg: &SegmentRow,
         wanted: &[u64],
         after: i64,
         upto: i64,
-    ) -> Result<Vec<hist_segment::Segment>> {
-        self.caches.borrow_mut().decodes += 1;
+    ) -> Result<Vec<Arc<hist_segment::Segment>>> {
         let kept = match self.cached_file(&seg.object) {
             Some(kept) => kept,
             None => {
@@ -320,8 +321,14 @@ impl Store {
                 self.read_whole(&seg.object, file, size)?
             }
         };
-        kept.read_touching(wanted, after, upto)
-            .map_err(|e| corrupt(format!("segment {} (key {}): {e}", seg.object, seg.key_id)))
+        if !kept.lists_paths() {
+            return Ok(vec![self.decoded(seg)?]);
+        }
+        self.caches.borrow_mut().decodes += 1;
+        let blocks = kept
+            .read_touching(wanted, after, upto)
+            .map_err(|e| corrupt(format!("segment {} (key {}): {e}", seg.object, seg.key_id)))?;
+        Ok(blocks.into_iter().map(Arc::new).collect())
     }
 
     /// The file of the segment in object `object` as cached (now the most recently used).

@@ -228,6 +228,12 @@ impl SegmentFile {
         })
     }
 
+    /// True when its table lists the paths each block touches (a segment of more than one
+    /// block): [`SegmentFile::read_touching`] then reads only the blocks that touch them.
+    pub fn lists_paths(&self) -> bool {
+        !self.blocks_by_path.is_empty()
+    }
+
     /// Its size as stored.
     pub fn len(&self) -> usize {
         self.bytes.len()

@@ -1192,6 +1192,9 @@ mod tests {
         assert_eq!(blocks.len(), 2, "only the blocks with /plan");
         assert_eq!(at_plan(&blocks), want);
         let kept = SegmentFile::new(framed.clone()).unwrap();
+        assert!(kept.lists_paths());
+        let one_frame_kept = SegmentFile::new(zstd::bulk::compress(&bytes, 3).unwrap()).unwrap();
+        assert!(!one_frame_kept.lists_paths());
         for (after, upto) in [(0, i64::MAX), (0, 3000), (1000, 1001), (4999, 6000)] {
             let (free, from_kept) = (
                 read_touching(&framed, &[7], after, upto).unwrap(),
