@@ -305,8 +305,9 @@ impl Store {
 
     /// The blocks of segment `seg` holding versions `after < seq <= upto` that touch any of
     /// `wanted` (sorted path numbers), each decoded for that range with at least the
-    /// changes at those paths. A segment whose table lists no block's paths (one block)
-    /// comes whole, from the cache of decoded segments: a blame asks it once per field.
+    /// changes at those paths. A segment the cache holds decoded, or whose table lists no
+    /// block's paths (one block), comes whole, through that cache: a blame asks for it once
+    /// per field.
     pub(crate) fn segment_blocks_touching(
         &self,
         seg: &SegmentRow,
@@ -314,6 +315,9 @@ impl Store {
         after: i64,
         upto: i64,
     ) -> Result<Vec<Arc<hist_segment::Segment>>> {
+        if let Some(decoded) = self.cached_segment(seg) {
+            return Ok(vec![decoded]);
+        }
         let kept = match self.cached_file(&seg.object) {
             Some(kept) => kept,
             None => {

@@ -15,9 +15,11 @@
 //! read of a few versions reads and decompresses one block's frame and nothing else: an
 //! as-of read replays a few dozen changes from a checkpoint, whatever the segment's size.
 //! The blocks' path sets let a read of one field's history skip the blocks that never touch
-//! it without decompressing them ([`read_touching`]). The table is not part of the
-//! segment's bytes (its name does not cover it): its own hash catches damage, and [`check`]
-//! compares it with the frames and the blocks.
+//! it without decompressing them ([`read_touching`]); a file kept in memory as a
+//! [`SegmentFile`] has its table read and checked once, and an index of the blocks that
+//! touch each path. The table is not part of the segment's bytes (its name does not cover
+//! it): its own hash catches damage, and [`check`] compares it with the frames and the
+//! blocks.
 
 use crate::{
     Error, Header, MAGIC_V1, Reader, Segment, error, objects, pathset, unzigzag, varint, zigzag,
@@ -111,9 +113,7 @@ impl Table {
             paths,
         })
     }
-}
 
-impl Table {
     /// Reads the table at the start of `file`, when it has one.
     fn of(file: &[u8]) -> Result<Option<Self>, Error> {
         let Some(len) = Table::len(file) else {
@@ -176,6 +176,37 @@ impl Table {
         seg.input = input;
         Ok(seg)
     }
+
+    /// Block `block` of `file` decoded for rows `start..end` as a segment of its own,
+    /// holding the changes at `wanted`.
+    fn decode_touching(
+        &self,
+        file: &[u8],
+        block: Block,
+        wanted: &[u64],
+        (start, end): (usize, usize),
+    ) -> Result<Segment, Error> {
+        let input = objects::decompress(block.frame(file, 0)?).map_err(|e| error(e.to_string()))?;
+        let header = Header {
+            rows: block.rows,
+            first_seq: self
+                .header
+                .first_seq
+                .saturating_add(i64::try_from(block.row).unwrap_or(i64::MAX)),
+            blocks: vec![block.rows],
+            len: 0,
+        };
+        let (from, to) = (
+            start.saturating_sub(block.row),
+            (end - block.row).min(block.rows),
+        );
+        // Nothing reserved (`from..from`): of the block's rows, few are kept.
+        let mut seg = Segment::holding(&header, from, from);
+        seg.seqs = Some(Vec::new());
+        seg.decode_block(&input, 0, block.rows, (from, to), Some(wanted))?;
+        seg.input = input;
+        Ok(seg)
+    }
 }
 
 /// Where one block is, as its table says.
@@ -206,8 +237,10 @@ pub struct SegmentFile {
     bytes: Vec<u8>,
     table: Option<Table>,
     /// The blocks that touch each path, from the table's path sets (empty when it lists
-    /// none): a field's history goes straight to its blocks.
+    /// none): a field's history goes straight to its blocks…
     blocks_by_path: crate::FastMap<u64, Vec<usize>>,
+    /// … and those whose paths it does not list, which any read of paths reads.
+    unlisted: Vec<usize>,
 }
 
 impl SegmentFile {
@@ -215,7 +248,11 @@ impl SegmentFile {
     pub fn new(bytes: Vec<u8>) -> Result<Self, Error> {
         let table = Table::of(&bytes)?;
         let mut blocks_by_path = crate::FastMap::<u64, Vec<usize>>::default();
+        let mut unlisted = Vec::new();
         for (block, range) in table.iter().flat_map(|t| t.paths.iter().enumerate()) {
+            if range.is_empty() {
+                unlisted.push(block);
+            }
             let set = bytes.get(range.clone()).unwrap_or_default();
             for path in pathset::decode(set)? {
                 blocks_by_path.entry(path).or_default().push(block);
@@ -225,6 +262,7 @@ impl SegmentFile {
             bytes,
             table,
             blocks_by_path,
+            unlisted,
         })
     }
 
@@ -270,8 +308,8 @@ impl SegmentFile {
             .iter()
             .filter_map(|path| self.blocks_by_path.get(path))
             .flatten()
+            .chain(&self.unlisted)
             .copied()
-            .chain((0..table.paths.len()).filter(|&i| table.paths[i].is_empty()))
             .collect();
         blocks.sort_unstable();
         blocks.dedup();
@@ -294,39 +332,6 @@ fn range_in(file: &[u8], table: Option<&Table>, after: i64, upto: i64) -> Result
     let (start, end) = table.header.range(after, upto);
     let blocks = table.blocks_holding(start, end);
     table.decode(file, 0, &blocks, (start, end))
-}
-
-impl Table {
-    /// Block `block` of `file` decoded for rows `start..end` as a segment of its own,
-    /// holding the changes at `wanted`.
-    fn decode_touching(
-        &self,
-        file: &[u8],
-        block: Block,
-        wanted: &[u64],
-        (start, end): (usize, usize),
-    ) -> Result<Segment, Error> {
-        let input = objects::decompress(block.frame(file, 0)?).map_err(|e| error(e.to_string()))?;
-        let header = Header {
-            rows: block.rows,
-            first_seq: self
-                .header
-                .first_seq
-                .saturating_add(i64::try_from(block.row).unwrap_or(i64::MAX)),
-            blocks: vec![block.rows],
-            len: 0,
-        };
-        let (from, to) = (
-            start.saturating_sub(block.row),
-            (end - block.row).min(block.rows),
-        );
-        // Nothing reserved (`from..from`): of the block's rows, few are kept.
-        let mut seg = Segment::holding(&header, from, from);
-        seg.seqs = Some(Vec::new());
-        seg.decode_block(&input, 0, block.rows, (from, to), Some(wanted))?;
-        seg.input = input;
-        Ok(seg)
-    }
 }
 
 /// A segment's object file ([`crate::encode`]'s bytes): the table, the header and each
