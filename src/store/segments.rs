@@ -221,10 +221,19 @@ impl Store {
 
     /// Segment `seg`, decoded whole (from the cache when it holds it).
     pub(crate) fn decoded(&self, seg: &SegmentRow) -> Result<Arc<hist_segment::Segment>> {
+        self.decoded_from(seg, None)
+    }
+
+    /// [`Store::decoded`], from the segment's file `kept` when the caller has it in hand.
+    fn decoded_from(
+        &self,
+        seg: &SegmentRow,
+        kept: Option<&hist_segment::SegmentFile>,
+    ) -> Result<Arc<hist_segment::Segment>> {
         if let Some(decoded) = self.cached_segment(seg) {
             return Ok(decoded);
         }
-        let decoded = Arc::new(self.decode_segment(seg, 0, i64::MAX)?);
+        let decoded = Arc::new(self.decode_segment(seg, (0, i64::MAX), kept)?);
         let mut caches = self.caches.borrow_mut();
         if caches.segments.len() >= CACHED_SEGMENTS {
             caches.segments.remove(0);
@@ -245,7 +254,7 @@ impl Store {
         if let Some(decoded) = self.cached_segment(seg) {
             return Ok(decoded);
         }
-        Ok(Arc::new(self.decode_segment(seg, after, upto)?))
+        Ok(Arc::new(self.decode_segment(seg, (after, upto), None)?))
     }
 
     fn cached_segment(&self, seg: &SegmentRow) -> Option<Arc<hist_segment::Segment>> {
@@ -257,19 +266,22 @@ impl Store {
             .map(|(_, decoded)| decoded.clone())
     }
 
-    /// Reads and decodes the versions `after < seq <= upto` of segment `seg`, checking they
-    /// are the ones its index row says it holds.
+    /// Reads (from `kept`, its file, when given) and decodes the versions `after < seq <=
+    /// upto` of segment `seg`, checking they are the ones its index row says it holds.
     fn decode_segment(
         &self,
         seg: &SegmentRow,
-        after: i64,
-        upto: i64,
+        (after, upto): (i64, i64),
+        kept: Option<&hist_segment::SegmentFile>,
     ) -> Result<hist_segment::Segment> {
         self.caches.borrow_mut().decodes += 1;
         let (after, upto) = (after.max(seg.first_seq - 1), upto.min(seg.last_seq));
-        let decoded = self
-            .read_segment(&seg.object, after, upto)?
-            .map_err(|e| corrupt(format!("segment {} (key {}): {e}", seg.object, seg.key_id)))?;
+        let read = match kept {
+            Some(kept) => kept.read_range(after, upto),
+            None => self.read_segment(&seg.object, after, upto)?,
+        };
+        let decoded =
+            read.map_err(|e| corrupt(format!("segment {} (key {}): {e}", seg.object, seg.key_id)))?;
         let expected = usize::try_from(upto - after).unwrap_or(0);
         if decoded.len() != expected || (expected > 0 && decoded.first_seq() != after + 1) {
             return Err(corrupt(format!(
@@ -326,7 +338,7 @@ impl Store {
             }
         };
         if !kept.lists_paths() {
-            return Ok(vec![self.decoded(seg)?]);
+            return Ok(vec![self.decoded_from(seg, Some(&kept))?]);
         }
         self.caches.borrow_mut().decodes += 1;
         let blocks = kept

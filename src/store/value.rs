@@ -85,7 +85,6 @@ impl Store {
             .map_err(Error::io(self.objects.dir()))
     }
 
-    /// [`Store::put_object`] compressed at zstd `level`.
     /// Stores a segment's bytes as a frame per block ([`hist_segment::compress`]).
     pub(crate) fn put_segment(&self, bytes: &[u8], level: i32) -> Result<ObjectId> {
         let id = ObjectId::of(bytes);

@@ -202,7 +202,6 @@ impl Table {
         );
         // Nothing reserved (`from..from`): of the block's rows, few are kept.
         let mut seg = Segment::holding(&header, from, from);
-        seg.seqs = Some(Vec::new());
         seg.decode_block(&input, 0, block.rows, (from, to), Some(wanted))?;
         seg.input = input;
         Ok(seg)
@@ -446,7 +445,7 @@ impl Segment {
 
     /// [`Segment::read_range_from`] on the file's bytes.
     pub fn read_range(file: &[u8], after: i64, upto: i64) -> Result<Self, Error> {
-        Self::read_range_from(&mut std::io::Cursor::new(file), after, upto)
+        range_in(file, Table::of(file)?.as_ref(), after, upto)
     }
 }
 

@@ -664,8 +664,9 @@ impl Segment {
                 _ => return Err(error("an unknown value tag")),
             };
             if keep {
-                if let Some(seqs) = &mut seg.seqs {
-                    seqs.push(base.saturating_add(i64::try_from(i).unwrap_or(i64::MAX)));
+                if only.is_some() {
+                    let seq = base.saturating_add(i64::try_from(i).unwrap_or(i64::MAX));
+                    seg.seqs.get_or_insert_default().push(seq);
                 }
                 seg.ids.push(id);
                 seg.txs.push(tx);
@@ -1119,6 +1120,10 @@ mod tests {
             for (name, got) in [
                 ("bytes", Segment::decode_range(bytes.clone(), after, upto)),
                 ("frames", Segment::read_range(&framed, after, upto)),
+                (
+                    "frames read from a file",
+                    Segment::read_range_from(&mut std::io::Cursor::new(&framed), after, upto),
+                ),
                 ("one frame", Segment::read_range(&one_frame, after, upto)),
                 ("version 1", Segment::read_range(&v1_file, after, upto)),
                 ("kept frames", kept[0].read_range(after, upto)),
@@ -1139,6 +1144,11 @@ mod tests {
                 Segment::read_range(&framed[..cut], 6030, 6039).is_err(),
                 "{cut}"
             );
+            let mut file = std::io::Cursor::new(&framed[..cut]);
+            assert!(
+                Segment::read_range_from(&mut file, 6030, 6039).is_err(),
+                "{cut}"
+            );
         }
         let mut damaged = framed.clone();
         damaged[20] ^= 1;
@@ -1153,6 +1163,8 @@ mod tests {
         one_block_damaged[first_block] ^= 0xff;
         assert!(Segment::read_range(&one_block_damaged, 40 + 2560, 40 + 2570).is_ok());
         assert!(Segment::read_range(&one_block_damaged, 40, 50).is_err());
+        let mut file = std::io::Cursor::new(&one_block_damaged);
+        assert!(Segment::read_range_from(&mut file, 40 + 2560, 40 + 2570).is_ok());
         assert!(check(&one_block_damaged).is_err());
         // A table that names frames of other sizes, with a checksum to match.
         let mut table = framed[8..len - 8].to_vec();
