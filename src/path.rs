@@ -488,6 +488,13 @@ struct Parser<'a> {
     pos: usize,
 }
 
+/// The end (one past its closing bracket) of the selector starting at `start` (a `[`) in
+/// path `text`, its JSON strings and values passed over whole; `None` when it does not
+/// close. Only the brackets are matched: parsing the selector checks the rest.
+pub(crate) fn bracketed_end(text: &str, start: usize) -> Option<usize> {
+    Parser::new(text).nested_end(start).ok()
+}
+
 impl<'a> Parser<'a> {
     fn new(text: &'a str) -> Self {
         Self { text, pos: 0 }

@@ -28,11 +28,13 @@ use std::borrow::Cow;
 use std::cmp::Ordering;
 use std::collections::BTreeMap;
 use std::rc::Rc;
+use std::sync::Arc;
 
 /// One change to replay: where, what, and the value after (canonical text).
 pub(crate) struct Step {
-    /// Shared: a replay of many versions repeats the same few paths.
-    pub(crate) path: std::sync::Arc<DocPath>,
+    /// The path's text (see [`crate::path`]), shared by the steps at that path: a replay of
+    /// many versions repeats the same paths, and each one (each `Arc`) is read once.
+    pub(crate) path: Arc<str>,
     pub(crate) op: Op,
     pub(crate) new: Option<String>,
 }
@@ -51,7 +53,7 @@ pub(crate) fn replay(
     // was put, the first change is its whole text) and no tree of edits is built on it.
     let mut changes = changes.into_iter().peekable();
     let (mut base, mut base_checked) = (base.map(Cow::Borrowed), base_checked);
-    while let Some(step) = changes.next_if(|c| c.path.is_root() && c.op != Op::Move) {
+    while let Some(step) = changes.next_if(|c| c.path.is_empty() && c.op != Op::Move) {
         match (step.op, base.is_some()) {
             (Op::Add, true) | (Op::Remove | Op::Replace, false) => return None,
             _ => {}
@@ -60,13 +62,13 @@ pub(crate) fn replay(
     }
     let base = base.as_deref();
     let changes = without_superseded(changes.collect());
+    let keys = path_keys(&changes)?;
     let mut edits = Edits {
         root: Node::Inside(BTreeMap::new()),
-        keys: std::collections::HashMap::new(),
         base: base.is_some(),
     };
-    for change in changes {
-        edits.apply(change)?;
+    for (change, keys) in changes.into_iter().zip(keys) {
+        edits.apply(change, &keys)?;
     }
     let ends = match base {
         Some(text) if base_checked => canon::index(text),
@@ -96,50 +98,49 @@ fn without_superseded(steps: Vec<Step>) -> Vec<Step> {
     }
     // Per path: whether it held a value before its first step and after each step so far,
     // and the index of its last step.
-    let mut runs: rustc_hash::FxHashMap<&[Segment], (bool, bool, usize)> = Default::default();
-    for (i, step) in steps.iter().enumerate() {
+    let (ids, texts) = number_paths(&steps);
+    let mut runs: Vec<Option<(bool, bool, usize)>> = vec![None; texts.len()];
+    for (i, (step, &id)) in steps.iter().zip(&ids).enumerate() {
         let before = step.op != Op::Add;
         let after = step.op != Op::Remove;
-        match runs.get_mut(step.path.segments()) {
-            None => {
-                runs.insert(step.path.segments(), (before, after, i));
-            }
+        match &mut runs[id] {
+            None => runs[id] = Some((before, after, i)),
             Some(run) if run.1 == before => (run.1, run.2) = (after, i),
             Some(_) => return steps,
         }
     }
-    if runs.len() == steps.len() {
+    if texts.len() == steps.len() {
         return steps;
     }
     // Paths with another inside them, or inside another, keep every step.
-    let mut nested: rustc_hash::FxHashSet<&[Segment]> = Default::default();
-    for segs in runs.keys() {
-        for n in 0..segs.len() {
-            if runs.contains_key(&segs[..n]) {
-                nested.insert(segs);
-                nested.insert(&segs[..n]);
+    let paths: rustc_hash::FxHashSet<&str> = texts.iter().copied().collect();
+    let mut nested: rustc_hash::FxHashSet<&str> = Default::default();
+    for &path in &texts {
+        for outer in ancestors(path) {
+            if paths.contains(outer) {
+                nested.insert(path);
+                nested.insert(outer);
             }
         }
     }
+    for (run, text) in runs.iter_mut().zip(&texts) {
+        if nested.contains(text) {
+            *run = None;
+        }
+    }
+    drop((paths, nested));
     // What becomes of each step: kept with this op, or dropped (`None`).
     let fate: Vec<Option<Op>> = steps
         .iter()
+        .zip(&ids)
         .enumerate()
-        .map(|(i, step)| {
-            let segs = step.path.segments();
-            match runs.get(segs) {
-                Some(&(before, after, last)) if !nested.contains(segs) => {
-                    if i == last {
-                        Op::between_presence(before, after)
-                    } else {
-                        None
-                    }
-                }
-                _ => Some(step.op),
-            }
+        .map(|(i, (step, &id))| match runs[id] {
+            Some((before, after, last)) if i == last => Op::between_presence(before, after),
+            Some(_) => None,
+            None => Some(step.op),
         })
         .collect();
-    drop((runs, nested));
+    drop((runs, ids, texts));
     steps
         .into_iter()
         .zip(fate)
@@ -147,11 +148,96 @@ fn without_superseded(steps: Vec<Step>) -> Vec<Step> {
         .collect()
 }
 
+/// The texts of the paths around path `text` (a path's text), the root first: each prefix
+/// that ends where a step starts (a `/` or a `[`). A `/` or `[` inside a selector's JSON
+/// value gives a prefix that is no path at all, so no path's text equals it.
+fn ancestors(text: &str) -> impl Iterator<Item = &str> {
+    text.bytes()
+        .enumerate()
+        .filter(|&(_, b)| b == b'/' || b == b'[')
+        .map(|(i, _)| &text[..i])
+}
+
+/// The keys along each step's path: each path is read once, each step text parsed once
+/// (the thousands of paths of a replay repeat a few member names and elements). `None`: a
+/// path that does not parse.
+fn path_keys(steps: &[Step]) -> Option<Vec<Rc<[Key]>>> {
+    let (ids, texts) = number_paths(steps);
+    let mut by_step: rustc_hash::FxHashMap<&str, Key> = Default::default();
+    let mut by_path = Vec::with_capacity(texts.len());
+    for path in texts {
+        let mut keys = Vec::new();
+        for text in step_texts(path) {
+            let text = text?;
+            let key = match by_step.get(text) {
+                Some(key) => key.clone(),
+                None => {
+                    let key = Key::of_step(text)?;
+                    by_step.insert(text, key.clone());
+                    key
+                }
+            };
+            keys.push(key);
+        }
+        by_path.push(Rc::<[Key]>::from(keys));
+    }
+    Some(ids.into_iter().map(|id| by_path[id].clone()).collect())
+}
+
+/// Each step's path as a number (in the order paths first appear), and the text of each.
+/// Steps at one path mostly share its `Arc`: a text is hashed once per `Arc`, not per step.
+fn number_paths(steps: &[Step]) -> (Vec<usize>, Vec<&str>) {
+    let mut by_arc: rustc_hash::FxHashMap<*const u8, usize> = Default::default();
+    let mut by_text: rustc_hash::FxHashMap<&str, usize> = Default::default();
+    let mut texts = Vec::new();
+    let ids = steps
+        .iter()
+        .map(|step| {
+            *by_arc.entry(step.path.as_ptr()).or_insert_with(|| {
+                *by_text.entry(&step.path).or_insert_with(|| {
+                    texts.push(&*step.path);
+                    texts.len() - 1
+                })
+            })
+        })
+        .collect();
+    (ids, texts)
+}
+
+/// The text of each step of path `text`: `/name` up to the next `/` or `[`, a selector
+/// `[…]` up to its closing bracket (its JSON strings and values passed over whole). `None`
+/// in place of a step that is not well formed. Each step's text is then parsed on its own
+/// ([`Key::of_step`]), which checks it.
+fn step_texts(text: &str) -> impl Iterator<Item = Option<&str>> {
+    let bytes = text.as_bytes();
+    let mut at = 0;
+    std::iter::from_fn(move || {
+        let start = at;
+        let end = match bytes.get(start)? {
+            b'/' => bytes[start + 1..]
+                .iter()
+                .position(|&b| b == b'/' || b == b'[')
+                .map_or(bytes.len(), |n| start + 1 + n),
+            b'[' => match crate::path::bracketed_end(text, start) {
+                Some(end) => end,
+                None => {
+                    at = bytes.len();
+                    return Some(None);
+                }
+            },
+            _ => {
+                at = bytes.len();
+                return Some(None);
+            }
+        };
+        at = end;
+        Some(Some(&text[start..end]))
+    })
+}
+
 /// The edits a run of changes makes, as a tree along their paths.
 struct Edits {
     root: Node,
-    /// The key of each path step seen, by its address (steps share their `Arc<DocPath>`).
-    keys: std::collections::HashMap<*const Segment, Key>,
     /// Whether the base document is there.
     base: bool,
 }
@@ -206,6 +292,14 @@ impl PartialOrd for Key {
 }
 
 impl Key {
+    /// The key of the one step `text` (`/name` or `[…]`). `None`: not one well-formed step.
+    fn of_step(text: &str) -> Option<Self> {
+        match DocPath::parse(text).ok()?.segments() {
+            [seg] => Some(Self::of(seg)),
+            _ => None,
+        }
+    }
+
     fn of(seg: &Segment) -> Self {
         match seg {
             Segment::Field(name) => Self::Member(Rc::from(name.as_str())),
@@ -236,27 +330,22 @@ impl Node {
 }
 
 impl Edits {
-    fn apply(&mut self, change: Step) -> Option<()> {
+    /// Applies `change`, whose path has `keys`.
+    fn apply(&mut self, change: Step, keys: &[Key]) -> Option<()> {
         if change.op == Op::Move {
             return None;
         }
-        let segs = change.path.segments();
         let (mut node, mut in_base) = (&mut self.root, self.base);
-        for (i, seg) in segs.iter().enumerate() {
+        for (i, key) in keys.iter().enumerate() {
             match node {
                 Node::Set(None) => return None,
                 Node::Set(Some(set)) => {
-                    return apply_inside(set, &segs[i..], change.op, change.new);
+                    let path = DocPath::parse(&change.path).ok()?;
+                    return apply_inside(set, path.segments().get(i..)?, change.op, change.new);
                 }
                 Node::Inside(children) => {
-                    let last = i + 1 == segs.len();
-                    // Steps of a replay share their paths: each step's key is made once.
-                    let key = self
-                        .keys
-                        .entry(std::ptr::from_ref(seg))
-                        .or_insert_with(|| Key::of(seg))
-                        .clone();
-                    let child = children.entry(key).or_insert_with(|| Child {
+                    let last = i + 1 == keys.len();
+                    let child = children.entry(key.clone()).or_insert_with(|| Child {
                         node: Node::Inside(BTreeMap::new()),
                         in_base: !(last && change.op == Op::Add),
                     });
@@ -466,7 +555,7 @@ mod tests {
 
     fn step(path: &str, op: Op, new: Option<&str>) -> Step {
         Step {
-            path: std::sync::Arc::new(DocPath::parse(path).unwrap_or_default()),
+            path: Arc::from(path),
             op,
             new: new.map(str::to_owned),
         }
@@ -617,5 +706,66 @@ mod tests {
             None
         );
         assert_eq!(run(None, vec![step("/a", Op::Add, Some("2"))]), None);
+    }
+
+    #[test]
+    fn paths_split_into_steps_whatever_their_selectors_hold() {
+        fn split(text: &str) -> Option<Vec<&str>> {
+            step_texts(text).collect()
+        }
+        assert_eq!(split(""), Some(vec![]));
+        assert_eq!(
+            split(r#"/items[id="a]/[b"]/x~1y~2z[=["]",{"k":[1]}]]"#),
+            Some(vec![
+                "/items",
+                r#"[id="a]/[b"]"#,
+                "/x~1y~2z",
+                r#"[=["]",{"k":[1]}]]"#
+            ])
+        );
+        assert_eq!(split(r#"/a[id="open"#), None);
+        assert_eq!(split("a/b"), None);
+        // A '/' or '[' inside a selector's value makes a prefix that is no path.
+        assert_eq!(
+            ancestors(r#"/l[k="x/y"]/v"#).collect::<Vec<_>>(),
+            vec!["", "/l", r#"/l[k="x"#, r#"/l[k="x/y"]"#]
+        );
+        // Keys come from each step's text parsed alone: a malformed one stops the replay.
+        assert!(Key::of_step("/a/b").is_none());
+        assert!(Key::of_step(r#"[id=1]"#).is_some());
+    }
+
+    #[test]
+    fn steps_at_paths_with_brackets_and_slashes_in_their_values_replay_as_values_do() {
+        let base = r#"{"l":[{"k":"x","v":1},{"k":"x/y","v":2},{"k":"x[","v":3}]}"#;
+        let list = [
+            (r#"/l[k="x/y"]/v"#, Op::Replace, Some("20")),
+            (r#"/l[k="x"]/v"#, Op::Replace, Some("10")),
+            (r#"/l[k="x["]"#, Op::Remove, None),
+            (r#"/l[k="x/y"]/v"#, Op::Replace, Some("21")),
+            (r#"/l[k="x"]/w"#, Op::Add, Some("true")),
+            (r#"/l[k="x/y"]/v"#, Op::Remove, None),
+        ];
+        let steps = || list.iter().map(|&(p, op, v)| step(p, op, v)).collect();
+        let got = run(Some(base), steps());
+        // The same changes applied one by one to the parsed document.
+        let mut doc = Some(canon::parse_str(base).unwrap_or(Value::Null));
+        for &(path, op, new) in &list {
+            let change = Change {
+                path: DocPath::parse(path).unwrap_or_default(),
+                op,
+                old: None,
+                new: new.and_then(|t| canon::parse_str(t).ok()),
+            };
+            assert!(diff::apply(&mut doc, &change).is_ok(), "{path}");
+        }
+        let want = doc.as_ref().map(canon::to_canonical_string);
+        assert_eq!(got, Some(want));
+        assert_eq!(
+            got,
+            Some(Some(
+                r#"{"l":[{"k":"x","v":10,"w":true},{"k":"x/y"}]}"#.to_owned()
+            ))
+        );
     }
 }

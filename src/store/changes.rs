@@ -74,7 +74,8 @@ impl ChangeHead {
 /// One side of a change, for replaying it: `value` is `new` going forward, `old` going
 /// backward.
 pub(crate) struct SideChange {
-    pub(crate) path: Arc<DocPath>,
+    /// The path's text (shared by every change at that path).
+    pub(crate) path: Arc<str>,
     pub(crate) op: Op,
     pub(crate) value: Stored,
 }
@@ -212,9 +213,9 @@ impl Store {
         for seg in segments {
             let decoded = self.decoded_range(&seg, after, upto)?;
             // Every path of the range at once: a replay of many versions names thousands.
-            self.load_paths(
+            self.load_path_texts(
                 decoded
-                    .path_ids()
+                    .path_ids_between(after, upto)
                     .into_iter()
                     .filter_map(|p| i64::try_from(p).ok()),
             )?;
@@ -225,7 +226,7 @@ impl Store {
                     Side::Old => row.old,
                 };
                 out.push(SideChange {
-                    path: self.parsed_path(path)?,
+                    path: self.path_text(path)?,
                     op: sealed_op(row.op),
                     value: value.map_or(Stored::Absent, |t| Stored::Text(t.to_owned())),
                 });
@@ -251,7 +252,7 @@ impl Store {
                         .map_err(|e| corrupt(format!("a stored change: {e}")))
                 };
                 out.push(SideChange {
-                    path: self.parsed_path(row.get(0)?)?,
+                    path: self.path_text(row.get(0)?)?,
                     op: stored_op(text(1)?)?,
                     value: Stored::from_columns(row.get(2)?, row.get(3)?)?,
                 });

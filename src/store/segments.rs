@@ -57,7 +57,7 @@ pub(crate) struct SegmentRow {
 /// The store's caches of path numbers and decoded segments.
 #[derive(Default)]
 pub(super) struct Caches {
-    path_text: HashMap<i64, Arc<str>>,
+    path_text: rustc_hash::FxHashMap<i64, Arc<str>>,
     parsed: rustc_hash::FxHashMap<i64, Arc<DocPath>>,
     path_id: HashMap<Arc<str>, i64>,
     /// Whole decoded segments, by object id, the most recently decoded last.
@@ -92,40 +92,35 @@ impl Store {
         Ok(self.caches.borrow_mut().remember_path(id, &text))
     }
 
-    /// Reads the paths `ids` that are not cached yet, in one query.
-    pub(crate) fn load_paths(&self, ids: impl IntoIterator<Item = i64>) -> Result<()> {
-        let missing: Vec<i64> = {
+    /// Reads the texts of the paths `ids` that are not cached yet, in one query.
+    pub(crate) fn load_path_texts(&self, ids: impl IntoIterator<Item = i64>) -> Result<()> {
+        let missing: rustc_hash::FxHashSet<i64> = {
             let caches = self.caches.borrow();
             ids.into_iter()
-                .filter(|id| !caches.parsed.contains_key(id))
+                .filter(|id| !caches.path_text.contains_key(id))
                 .collect()
         };
-        if missing.is_empty() {
-            return Ok(());
-        }
         // A segment's paths are mostly runs of numbers (numbered as they first appear): one
         // range scan, the numbers not asked for skipped.
         let (Some(&lo), Some(&hi)) = (missing.iter().min(), missing.iter().max()) else {
             return Ok(());
         };
-        let wanted: rustc_hash::FxHashSet<i64> = missing.iter().copied().collect();
         let mut stmt = self
             .conn
             .prepare_cached("SELECT id, path FROM path WHERE id BETWEEN ?1 AND ?2")?;
         let mut rows = stmt.query([lo, hi])?;
         let mut caches = self.caches.borrow_mut();
+        caches.path_text.reserve(missing.len());
         while let Some(r) = rows.next()? {
             let id: i64 = r.get(0)?;
-            if !wanted.contains(&id) {
+            if !missing.contains(&id) {
                 continue;
             }
             let text = r
                 .get_ref(1)?
                 .as_str()
                 .map_err(|e| corrupt(format!("a path: {e}")))?;
-            caches
-                .parsed
-                .insert(id, Arc::new(super::changes::stored_path(text)?));
+            caches.path_text.insert(id, Arc::from(text));
         }
         Ok(())
     }

@@ -732,6 +732,19 @@ impl Segment {
         (0..self.len()).map(|i| self.row_at(i))
     }
 
+    /// The positions of the changes decoded with versions `after < seq <= upto`.
+    fn rows_range(&self, after: i64, upto: i64) -> std::ops::Range<usize> {
+        // Row i holds version seqs[i], or else first_seq + i.
+        let index = |seq: i64| match &self.seqs {
+            Some(seqs) => seqs.partition_point(|&s| s < seq),
+            None => {
+                let i = seq.saturating_sub(self.first_seq).max(0);
+                usize::try_from(i).unwrap_or(usize::MAX).min(self.len())
+            }
+        };
+        index(after.saturating_add(1))..index(upto.saturating_add(1))
+    }
+
     /// The changes decoded with versions `after < seq <= upto`, in version order.
     pub fn rows_between(
         &self,
@@ -750,16 +763,7 @@ impl Segment {
         upto: i64,
         wanted: impl Fn(u64, Op) -> bool + 'a,
     ) -> impl DoubleEndedIterator<Item = Row<'a>> + 'a {
-        // Row i holds version seqs[i], or else first_seq + i.
-        let index = |seq: i64| match &self.seqs {
-            Some(seqs) => seqs.partition_point(|&s| s < seq),
-            None => {
-                let i = seq.saturating_sub(self.first_seq).max(0);
-                usize::try_from(i).unwrap_or(usize::MAX).min(self.len())
-            }
-        };
-        let range = index(after.saturating_add(1))..index(upto.saturating_add(1));
-        range
+        self.rows_range(after, upto)
             .filter(move |&i| wanted(self.paths[i], self.ops[i]))
             .map(|i| self.row_at(i))
     }
@@ -792,7 +796,13 @@ impl Segment {
 
     /// The numbers of the paths of the changes decoded, sorted, each once.
     pub fn path_ids(&self) -> Vec<u64> {
-        let mut ids = self.paths.clone();
+        self.path_ids_between(i64::MIN, i64::MAX)
+    }
+
+    /// The numbers of the paths the changes with versions `after < seq <= upto` touch,
+    /// sorted, each once.
+    pub fn path_ids_between(&self, after: i64, upto: i64) -> Vec<u64> {
+        let mut ids = self.paths[self.rows_range(after, upto)].to_vec();
         ids.sort_unstable();
         ids.dedup();
         ids
@@ -997,6 +1007,10 @@ mod tests {
             .collect();
         assert_eq!(back, changes);
         assert_eq!(seg.path_ids(), vec![2, 3, 7, 9]);
+        // The paths of some versions only: 6..=10 touch path 9 alone, 10..=14 paths 2, 3, 9.
+        assert_eq!(seg.path_ids_between(5, 10), vec![9]);
+        assert_eq!(seg.path_ids_between(9, 14), vec![2, 3, 9]);
+        assert!(seg.path_ids_between(17, 99).is_empty());
         // A range: only the versions asked for, whatever they refer to before it.
         let head = Segment::decode_range(bytes.clone(), i64::MIN, 8).unwrap();
         assert_eq!(head.len(), 4);
