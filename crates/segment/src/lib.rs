@@ -461,6 +461,60 @@ enum Last {
     },
 }
 
+/// The last `new` at each path while a block decodes, by path number: in a table from the
+/// first number met (a segment numbers paths as they first appear, so a block's are mostly
+/// close together), the others in a map. A block of the real feed looks a value up at
+/// each of its 65,536 rows.
+struct Lasts {
+    /// The number of the path in `slots[0]`.
+    base: Option<u64>,
+    slots: Vec<Option<Last>>,
+    /// How far the table may grow.
+    limit: usize,
+    others: FastMap<u64, Last>,
+}
+
+impl Lasts {
+    /// For a block of `rows` changes.
+    fn new(rows: usize) -> Self {
+        Self {
+            base: None,
+            slots: Vec::new(),
+            limit: rows.saturating_mul(4).clamp(4096, 1 << 20),
+            others: FastMap::default(),
+        }
+    }
+
+    /// The slot of path `path` in the table, if it has one.
+    fn slot(&self, path: u64) -> Option<usize> {
+        let i = usize::try_from(path.checked_sub(self.base?)?).ok()?;
+        (i < self.limit).then_some(i)
+    }
+
+    fn get_mut(&mut self, path: u64) -> Option<&mut Last> {
+        match self.slot(path) {
+            Some(i) => self.slots.get_mut(i)?.as_mut(),
+            None => self.others.get_mut(&path),
+        }
+    }
+
+    fn insert(&mut self, path: u64, last: Last) {
+        // Numbers a little below the first one met have their slots too.
+        self.base.get_or_insert(path.saturating_sub(256));
+        match self.slot(path) {
+            Some(i) => {
+                if i >= self.slots.len() {
+                    self.slots.resize(i + 1, None);
+                }
+                self.slots[i] = Some(last);
+            }
+            None => {
+                self.others.insert(path, last);
+            }
+        }
+    }
+}
+
 /// A decoded segment, or the changes of a range of its versions ([`Segment::decode_range`]).
 #[derive(Clone, Debug)]
 pub struct Segment {
@@ -592,7 +646,7 @@ impl Segment {
             .first_seq
             .saturating_sub(i64::try_from(start).unwrap_or(i64::MAX));
         let mut path = 0u64;
-        let mut last: FastMap<u64, Last> = FastMap::default();
+        let mut last = Lasts::new(end);
         for i in 0..end {
             id = id.wrapping_add(unzigzag(ids.varint()?));
             tx = tx.wrapping_add(unzigzag(txs.varint()?));
@@ -619,7 +673,7 @@ impl Segment {
                 TAG_ABSENT => None,
                 TAG_PREVIOUS => {
                     let before = last
-                        .get_mut(&path)
+                        .get_mut(path)
                         .ok_or_else(|| error("an old value refers to no earlier one"))?;
                     keep.then(|| seg.text_of(before)).transpose()?
                 }
@@ -646,7 +700,7 @@ impl Segment {
                 TAG_NUMBER => {
                     let Some(Last::Number {
                         digits: (m0, f), ..
-                    }) = last.get(&path).copied()
+                    }) = last.get_mut(path).copied()
                     else {
                         return Err(error("a number refers to no earlier one"));
                     };
@@ -961,6 +1015,32 @@ mod tests {
             },
             old,
             new,
+        }
+    }
+
+    #[test]
+    fn paths_numbered_far_apart_decode_as_close_ones() {
+        // The first path met gets a table of slots; one far above it, and one below its
+        // reach, are kept aside: their numbers and previous values still come back.
+        let values: Vec<String> = (0..12).map(|n| format!("{}.5", n * 10)).collect();
+        for paths in [[300u64, 5_000_000, 1], [1, 2, 3], [u64::MAX - 1, 0, 1 << 40]] {
+            let changes: Vec<Change<'_>> = (0..12)
+                .map(|n| Change {
+                    id: 100 + n as i64,
+                    seq: 1 + n as i64,
+                    tx: 10,
+                    path: paths[n % 3],
+                    op: if n < 3 { Op::Add } else { Op::Replace },
+                    old: (n >= 3).then(|| values[n - 3].as_str()),
+                    new: Some(values[n].as_str()),
+                })
+                .collect();
+            let seg = Segment::decode(encode(&changes).unwrap()).unwrap();
+            let back: Vec<(u64, Option<&str>, Option<&str>)> =
+                seg.rows().map(|r| (r.path, r.old, r.new)).collect();
+            let want: Vec<(u64, Option<&str>, Option<&str>)> =
+                changes.iter().map(|c| (c.path, c.old, c.new)).collect();
+            assert_eq!(back, want, "{paths:?}");
         }
     }
 
