@@ -190,6 +190,11 @@ impl Store {
         after: i64,
         upto: i64,
     ) -> Result<Vec<SegmentRow>> {
+        // No version in the range: no segment to read (an as-of read at a checkpoint's
+        // version would decode the one after it, up to that version, for nothing).
+        if after >= upto {
+            return Ok(Vec::new());
+        }
         let mut stmt = self.conn.prepare_cached(
             "SELECT key_id, first_seq, last_seq, moves, object, paths FROM segment
              WHERE key_id = ?1 AND first_seq <= ?3 AND last_seq > ?2 ORDER BY first_seq",
@@ -688,6 +693,28 @@ mod tests {
             let history = repo.history("k", &DocPath::parse(path).unwrap()).unwrap();
             assert_eq!(history.len(), changes, "{path}");
             assert_eq!(repo.store.segments_decoded(), decoded, "{path}");
+        }
+        // An empty range of versions reads no segment, in either direction.
+        let key_id = repo.store.key_id("k").unwrap().unwrap();
+        for side in [crate::store::Side::New, crate::store::Side::Old] {
+            repo.store.clear_caches();
+            for v in [0, 3, 8, 16] {
+                assert!(
+                    repo.store
+                        .side_changes(key_id, 16, v, v, side)
+                        .unwrap()
+                        .is_empty()
+                );
+            }
+            assert_eq!(repo.store.segments_decoded(), 0);
+            assert_eq!(
+                repo.store
+                    .side_changes(key_id, 16, 3, 4, side)
+                    .unwrap()
+                    .len(),
+                1
+            );
+            assert_eq!(repo.store.segments_decoded(), 1);
         }
     }
 }

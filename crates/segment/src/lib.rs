@@ -1023,7 +1023,11 @@ mod tests {
         // The first path met gets a table of slots; one far above it, and one below its
         // reach, are kept aside: their numbers and previous values still come back.
         let values: Vec<String> = (0..12).map(|n| format!("{}.5", n * 10)).collect();
-        for paths in [[300u64, 5_000_000, 1], [1, 2, 3], [u64::MAX - 1, 0, 1 << 40]] {
+        for paths in [
+            [300u64, 5_000_000, 1],
+            [1, 2, 3],
+            [u64::MAX - 1, 0, 1 << 40],
+        ] {
             let changes: Vec<Change<'_>> = (0..12)
                 .map(|n| Change {
                     id: 100 + n as i64,
