@@ -3,8 +3,8 @@
 //!
 //! The one policy, used by every commit and by `gc`'s rebuild of a rewritten key
 //! ([`due`]): a new checkpoint once the changes since the last one number
-//! [`checkpoint_span`] of the document's size, or once the bytes of their values pass three
-//! quarters of the document's (and [`CHECKPOINT_MIN_BYTES`]).
+//! [`checkpoint_span`] of the document's size, or once the bytes of their values outweigh
+//! the document (and [`CHECKPOINT_MIN_BYTES`]).
 //!
 //! A checkpoint is stored compressed alone, at a level that spends more time on smaller
 //! documents ([`level`]), or against the key's newest full checkpoint (zstd with that
@@ -12,13 +12,15 @@
 //! with small changes does not cost a full copy each time. A delta's base is always a full
 //! checkpoint, so reading one decompresses two objects at most.
 //!
-//! Tuned on the real feed of `../shared/data` (737 versions of a 150-220 kB document, 2,200
-//! changed numbers each; `benches/cdc.sh`): checkpoints at zstd level 15 instead of 9 take
-//! 17% fewer bytes, which pays for a third more of them within the same storage (8.96 MB
-//! against 8.78 MB, 134 checkpoints against 105) and an as-of read 15% faster on average
-//! over 36 dates. A delta against a full checkpoint some versions back takes 85-90% of
-//! the bytes of a full one there, and reading it decompresses both: such deltas made reads
-//! slower for little room.
+//! Measured on the real feed of `../shared/data` (737 versions of a 150-220 kB document,
+//! 2,200 changed numbers each; `benches/cdc.sh`): at zstd level 15 instead of 9 its 105
+//! checkpoints take 17% fewer bytes (`.hist` 8.38 MB instead of 8.78). Spending that room
+//! on a third more checkpoints (changes weighing three quarters of the document: 134, 8.96
+//! MB) made an as-of read only 2% faster over 184 versions: a read there costs mostly what
+//! does not depend on how far it replays (the thousands of paths one version touches, the
+//! block decoded up to the version). A delta against a full checkpoint some versions back
+//! takes 85-90% of a full one's bytes, and reading it decompresses both: such deltas made
+//! reads slower for little room.
 
 use super::{Cached, Store, WriteTxn};
 use crate::canon::ObjectId;
@@ -28,8 +30,7 @@ use rusqlite::{OptionalExtension, params};
 /// A checkpoint is written once this many changes have accumulated since the last one
 /// (more for large documents: see [`checkpoint_span`])…
 pub const CHECKPOINT_EVERY: i64 = 64;
-/// …or once the bytes of those changes pass three quarters of the document's (but at least
-/// this many bytes).
+/// …or once the bytes of those changes outweigh the document (but at least this many bytes).
 pub const CHECKPOINT_MIN_BYTES: i64 = 4096;
 
 /// …and at most this many changes pile up between two, whatever the document's size.
@@ -56,7 +57,7 @@ pub(crate) fn due(count: i64, bytes: i64, doc_len: impl FnOnce() -> i64) -> bool
         return false;
     }
     let len = doc_len();
-    count >= checkpoint_span(len) || bytes.saturating_mul(4) > len.max(CHECKPOINT_MIN_BYTES) * 3
+    count >= checkpoint_span(len) || bytes > len.max(CHECKPOINT_MIN_BYTES)
 }
 
 /// The zstd level a checkpoint of `len` bytes is compressed at: the most a commit can spend
@@ -187,17 +188,17 @@ mod tests {
         // A 1000-byte document: a change per 8 bytes.
         assert!(!due(124, 100, || 1000));
         assert!(due(125, 100, || 1000));
-        // A 100 kB document: a change per 8 bytes, or more bytes than three quarters of it.
+        // A 100 kB document: a change per 8 bytes, or more bytes than the document.
         assert!(!due(64, 100, || 100_000));
         assert!(!due(12_499, 100, || 100_000));
         assert!(due(12_500, 100, || 100_000));
-        assert!(!due(64, 75_000, || 100_000));
-        assert!(due(64, 75_001, || 100_000));
+        assert!(!due(64, 100_000, || 100_000));
+        assert!(due(64, 100_001, || 100_000));
         // A 1 MB document: at most 16,384 changes.
         assert!(!due(16_383, 100, || 1 << 20));
         assert!(due(16_384, 100, || 1 << 20));
-        assert!(!due(10, 3 << 18, || 1 << 20));
-        assert!(due(10, (3 << 18) + 1, || 1 << 20));
+        assert!(!due(10, 1 << 20, || 1 << 20));
+        assert!(due(10, (1 << 20) + 1, || 1 << 20));
         // Nothing to weigh: the document is never measured.
         assert!(!due(3, 10, || unreachable!()));
     }

@@ -273,12 +273,10 @@ fn refusals_write_nothing() {
 #[test]
 fn gc_deletes_unreferenced_objects_and_temp_files_only() {
     let env = TestEnv::init();
-    // A large value is stored as an object; once the bytes of the changes pass three
-    // quarters of the document, a checkpoint object. Too few changes for gc to seal them
-    // into a segment (which would hold the large value itself, its object then
-    // unreferenced).
+    // A large value is stored as an object; once the bytes of the changes outweigh the
+    // document, a checkpoint object. Too few changes for gc to seal them into a segment
+    // (which would hold the large value itself, its object then unreferenced).
     let big = format!("\"{}\"", "x".repeat(5000));
-    run_ok(&env, &["set", "doc", "/a", "1", "--actor", "user:sam"]);
     run_ok(&env, &["set", "doc", "/big", &big, "--actor", "user:sam"]);
     for i in 0..40 {
         run_ok(
