@@ -480,7 +480,7 @@ impl Lasts {
         Self {
             base: None,
             slots: Vec::new(),
-            limit: rows.saturating_mul(4).clamp(4096, 1 << 20),
+            limit: rows.saturating_mul(2).clamp(4096, 1 << 20),
             others: FastMap::default(),
         }
     }
