@@ -61,14 +61,16 @@ pub(crate) fn replay(
         (base, base_checked) = (step.new.map(Cow::Owned), false);
     }
     let base = base.as_deref();
-    let changes = without_superseded(changes.collect());
-    let keys = path_keys(&changes)?;
+    let changes: Vec<Step> = changes.collect();
+    let (ids, texts) = number_paths(&changes);
+    let keys = path_keys(&texts)?;
+    let (changes, ids) = without_superseded(changes, ids, &texts);
     let mut edits = Edits {
         root: Node::Inside(BTreeMap::new()),
         base: base.is_some(),
     };
-    for (change, keys) in changes.into_iter().zip(keys) {
-        edits.apply(change, &keys)?;
+    for (change, id) in changes.into_iter().zip(ids) {
+        edits.apply(change, &keys[id])?;
     }
     // No edit inside a base known to be canonical: it is the answer as it stands.
     if let (Node::Inside(children), Some(text), true) = (&edits.root, base, base_checked)
@@ -98,13 +100,16 @@ pub(crate) fn replay(
 /// then replayed a step per field, not per field and version. The steps at a path must
 /// follow one another (an `add` where there is a value, a `remove` or `replace` where
 /// there is none): otherwise they are all kept, and the replay sees what is wrong.
-fn without_superseded(steps: Vec<Step>) -> Vec<Step> {
+fn without_superseded(
+    steps: Vec<Step>,
+    ids: Vec<usize>,
+    texts: &[Arc<str>],
+) -> (Vec<Step>, Vec<usize>) {
     if steps.len() < 2 || steps.iter().any(|s| s.op == Op::Move) {
-        return steps;
+        return (steps, ids);
     }
     // Per path: whether it held a value before its first step and after each step so far,
     // and the index of its last step.
-    let (ids, texts) = number_paths(&steps);
     let mut runs: Vec<Option<(bool, bool, usize)>> = vec![None; texts.len()];
     for (i, (step, &id)) in steps.iter().zip(&ids).enumerate() {
         let before = step.op != Op::Add;
@@ -112,16 +117,16 @@ fn without_superseded(steps: Vec<Step>) -> Vec<Step> {
         match &mut runs[id] {
             None => runs[id] = Some((before, after, i)),
             Some(run) if run.1 == before => (run.1, run.2) = (after, i),
-            Some(_) => return steps,
+            Some(_) => return (steps, ids),
         }
     }
     if texts.len() == steps.len() {
-        return steps;
+        return (steps, ids);
     }
     // Paths with another inside them, or inside another, keep every step.
-    let paths: rustc_hash::FxHashSet<&str> = texts.iter().copied().collect();
+    let paths: rustc_hash::FxHashSet<&str> = texts.iter().map(|t| &**t).collect();
     let mut nested: rustc_hash::FxHashSet<&str> = Default::default();
-    for &path in &texts {
+    for path in texts {
         for outer in ancestors(path) {
             if paths.contains(outer) {
                 nested.insert(path);
@@ -129,29 +134,26 @@ fn without_superseded(steps: Vec<Step>) -> Vec<Step> {
             }
         }
     }
-    for (run, text) in runs.iter_mut().zip(&texts) {
-        if nested.contains(text) {
+    for (run, text) in runs.iter_mut().zip(texts) {
+        if nested.contains(&**text) {
             *run = None;
         }
     }
     drop((paths, nested));
-    // What becomes of each step: kept with this op, or dropped (`None`).
-    let fate: Vec<Option<Op>> = steps
-        .iter()
-        .zip(&ids)
-        .enumerate()
-        .map(|(i, (step, &id))| match runs[id] {
-            Some((before, after, last)) if i == last => Op::between_presence(before, after),
-            Some(_) => None,
-            None => Some(step.op),
-        })
-        .collect();
-    drop((runs, ids, texts));
+    // What becomes of each step: kept with this op, or dropped.
     steps
         .into_iter()
-        .zip(fate)
-        .filter_map(|(step, op)| op.map(|op| Step { op, ..step }))
-        .collect()
+        .zip(ids)
+        .enumerate()
+        .filter_map(|(i, (step, id))| {
+            let op = match runs[id] {
+                Some((before, after, last)) if i == last => Op::between_presence(before, after)?,
+                Some(_) => return None,
+                None => step.op,
+            };
+            Some((Step { op, ..step }, id))
+        })
+        .unzip()
 }
 
 /// The texts of the paths around path `text` (a path's text), the root first: each prefix
@@ -164,13 +166,12 @@ fn ancestors(text: &str) -> impl Iterator<Item = &str> {
         .map(|(i, _)| &text[..i])
 }
 
-/// The keys along each step's path: each path is read once, each step text parsed once
-/// (the thousands of paths of a replay repeat a few member names and elements). `None`: a
-/// path that does not parse.
-fn path_keys(steps: &[Step]) -> Option<Vec<Rc<[Key]>>> {
-    let (ids, texts) = number_paths(steps);
+/// The keys along each of the paths `texts`, each step text parsed once (the thousands of
+/// paths of a replay repeat a few member names and elements). `None`: a path that does not
+/// parse.
+fn path_keys(texts: &[Arc<str>]) -> Option<Vec<Rc<[Key]>>> {
     let mut by_step: rustc_hash::FxHashMap<&str, Key> = Default::default();
-    let mut by_path = Vec::with_capacity(texts.len());
+    let mut out = Vec::with_capacity(texts.len());
     for path in texts {
         let mut keys = Vec::new();
         for text in step_texts(path) {
@@ -185,14 +186,14 @@ fn path_keys(steps: &[Step]) -> Option<Vec<Rc<[Key]>>> {
             };
             keys.push(key);
         }
-        by_path.push(Rc::<[Key]>::from(keys));
+        out.push(Rc::<[Key]>::from(keys));
     }
-    Some(ids.into_iter().map(|id| by_path[id].clone()).collect())
+    Some(out)
 }
 
 /// Each step's path as a number (in the order paths first appear), and the text of each.
 /// Steps at one path mostly share its `Arc`: a text is hashed once per `Arc`, not per step.
-fn number_paths(steps: &[Step]) -> (Vec<usize>, Vec<&str>) {
+fn number_paths(steps: &[Step]) -> (Vec<usize>, Vec<Arc<str>>) {
     let mut by_arc: rustc_hash::FxHashMap<*const u8, usize> = Default::default();
     let mut by_text: rustc_hash::FxHashMap<&str, usize> = Default::default();
     let mut texts = Vec::new();
@@ -201,7 +202,7 @@ fn number_paths(steps: &[Step]) -> (Vec<usize>, Vec<&str>) {
         .map(|step| {
             *by_arc.entry(step.path.as_ptr()).or_insert_with(|| {
                 *by_text.entry(&step.path).or_insert_with(|| {
-                    texts.push(&*step.path);
+                    texts.push(step.path.clone());
                     texts.len() - 1
                 })
             })
@@ -567,6 +568,12 @@ mod tests {
         }
     }
 
+    /// The steps `without_superseded` keeps.
+    fn fold(steps: Vec<Step>) -> Vec<Step> {
+        let (ids, texts) = number_paths(&steps);
+        without_superseded(steps, ids, &texts).0
+    }
+
     fn run(base: Option<&str>, steps: Vec<Step>) -> Option<Option<String>> {
         replay(base, false, steps)
     }
@@ -625,7 +632,7 @@ mod tests {
             ("/a", Op::Replace, Some("4")),
         ]);
         assert_eq!(
-            without_superseded(steps(&[
+            fold(steps(&[
                 ("/a", Op::Replace, Some("2")),
                 ("/b/c", Op::Replace, Some("3")),
                 ("/a", Op::Replace, Some("4")),
@@ -646,7 +653,7 @@ mod tests {
             ("/z", Op::Remove, None),
             ("/a", Op::Replace, Some("4")),
         ]);
-        let folded = without_superseded(runs);
+        let folded = fold(runs);
         assert_eq!(folded.len(), 1);
         assert_eq!(
             (folded[0].op, folded[0].new.as_deref()),
@@ -672,13 +679,13 @@ mod tests {
                 ("/b/c", Op::Replace, Some("6")),
             ])
         };
-        assert_eq!(without_superseded(nested()).len(), 4);
+        assert_eq!(fold(nested()).len(), 4);
         assert_eq!(
             run(Some(base), nested()),
             Some(Some(r#"{"a":8,"b":{"c":6}}"#.to_owned()))
         );
         let broken = || steps(&[("/a", Op::Replace, Some("3")), ("/a", Op::Add, Some("4"))]);
-        assert_eq!(without_superseded(broken()).len(), 2);
+        assert_eq!(fold(broken()).len(), 2);
         assert_eq!(run(Some(base), broken()), None);
     }
 

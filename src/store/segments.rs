@@ -94,26 +94,30 @@ impl Store {
 
     /// Reads the texts of the paths `ids` that are not cached yet, in one query.
     pub(crate) fn load_path_texts(&self, ids: impl IntoIterator<Item = i64>) -> Result<()> {
-        let missing: rustc_hash::FxHashSet<i64> = {
+        let mut missing: Vec<i64> = {
             let caches = self.caches.borrow();
             ids.into_iter()
                 .filter(|id| !caches.path_text.contains_key(id))
                 .collect()
         };
+        missing.sort_unstable();
+        missing.dedup();
         // A segment's paths are mostly runs of numbers (numbered as they first appear): one
-        // range scan, the numbers not asked for skipped.
-        let (Some(&lo), Some(&hi)) = (missing.iter().min(), missing.iter().max()) else {
+        // range scan in the order of the numbers, those not asked for passed over.
+        let (Some(&lo), Some(&hi)) = (missing.first(), missing.last()) else {
             return Ok(());
         };
         let mut stmt = self
             .conn
-            .prepare_cached("SELECT id, path FROM path WHERE id BETWEEN ?1 AND ?2")?;
+            .prepare_cached("SELECT id, path FROM path WHERE id BETWEEN ?1 AND ?2 ORDER BY id")?;
         let mut rows = stmt.query([lo, hi])?;
         let mut caches = self.caches.borrow_mut();
         caches.path_text.reserve(missing.len());
+        let mut wanted = missing.iter().peekable();
         while let Some(r) = rows.next()? {
             let id: i64 = r.get(0)?;
-            if !missing.contains(&id) {
+            while wanted.next_if(|&&w| w < id).is_some() {}
+            if wanted.next_if_eq(&&id).is_none() {
                 continue;
             }
             let text = r
