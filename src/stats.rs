@@ -76,9 +76,9 @@ impl Repo {
             for (id, tally) in counts.paths {
                 let text = self.store.path_text(id)?;
                 paths.push((
-                    text,
+                    text.clone(),
                     PathStats {
-                        path: self.store.parsed_path(id)?.as_ref().clone(),
+                        path: crate::store::stored_path(&text)?,
                         changes: tally.changes,
                         first_tx: tally.first_tx,
                         last_tx: tally.last_tx,

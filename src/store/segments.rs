@@ -58,7 +58,6 @@ pub(crate) struct SegmentRow {
 #[derive(Default)]
 pub(super) struct Caches {
     path_text: rustc_hash::FxHashMap<i64, Arc<str>>,
-    parsed: rustc_hash::FxHashMap<i64, Arc<DocPath>>,
     path_id: HashMap<Arc<str>, i64>,
     /// Whole decoded segments, by object id, the most recently decoded last.
     segments: Vec<(String, Arc<hist_segment::Segment>)>,
@@ -127,16 +126,6 @@ impl Store {
             caches.path_text.insert(id, Arc::from(text));
         }
         Ok(())
-    }
-
-    /// Path number `id`, parsed (once).
-    pub(crate) fn parsed_path(&self, id: i64) -> Result<Arc<DocPath>> {
-        if let Some(path) = self.caches.borrow().parsed.get(&id) {
-            return Ok(path.clone());
-        }
-        let path = Arc::new(super::changes::stored_path(&self.path_text(id)?)?);
-        self.caches.borrow_mut().parsed.insert(id, path.clone());
-        Ok(path)
     }
 
     /// The number of path `text`, if any change was ever recorded at it.
@@ -403,7 +392,6 @@ impl Store {
             if let Some(text) = caches.path_text.remove(id) {
                 caches.path_id.remove(&text);
             }
-            caches.parsed.remove(id);
         }
     }
 
