@@ -120,7 +120,7 @@ impl Store {
         let objects = &self.objects;
         let full = zstd::bulk::compress(text.as_bytes(), level).map_err(self.io_error())?;
         if let Some(base_id) = base
-            && let Ok(base_bytes) = objects.get(&base_id)
+            && let Ok(base_bytes) = self.delta_base(&base_id)
         {
             let delta = zstd::bulk::Compressor::with_dictionary(level, &base_bytes)
                 .and_then(|mut c| c.compress(text.as_bytes()))

@@ -83,8 +83,7 @@ impl Objects {
         };
         let n = file.read(&mut head)?;
         Ok(Some(
-            hist_segment::objects::delta_base(&head[..n])
-                .and_then(|(hex, _)| ObjectId::from_hex(&hex)),
+            hist_segment::objects::delta_base(&head[..n]).map(|(base, _)| ObjectId(*base)),
         ))
     }
 

@@ -15,6 +15,7 @@
 
 use super::changes::{StoredChange, stored_op};
 use super::{Cached, Store, Stored, WriteTxn, corrupt};
+use crate::canon::ObjectId;
 use crate::error::Result;
 use crate::path::DocPath;
 use rusqlite::{OptionalExtension, params};
@@ -54,7 +55,7 @@ pub(crate) struct SegmentRow {
     pub(crate) paths: Vec<u8>,
 }
 
-/// The store's caches of path numbers and decoded segments.
+/// The store's caches of path numbers, decoded segments and delta bases.
 #[derive(Default)]
 pub(super) struct Caches {
     path_text: rustc_hash::FxHashMap<i64, Arc<str>>,
@@ -64,6 +65,9 @@ pub(super) struct Caches {
     /// Segment files as stored (compressed), by object id, the most recently read last: a
     /// handle that reads one key again and again (a service) reads each file once.
     files: Vec<(String, Arc<hist_segment::SegmentFile>)>,
+    /// Decompressed bases of delta objects, the most recently used last (see
+    /// [`Store::object_bytes`]).
+    pub(super) bases: Vec<(ObjectId, Arc<[u8]>)>,
     /// How many times a segment was read and decoded (whole or in part).
     decodes: u64,
 }

@@ -7,6 +7,11 @@ use crate::canon::ObjectId;
 use crate::canon::Value;
 use crate::error::{Error, Result};
 use std::borrow::Cow;
+use std::sync::Arc;
+
+/// How many delta bases a store keeps decompressed, and how many bytes at most.
+const CACHED_BASES: usize = 16;
+const CACHED_BASES_TOTAL: usize = 16 << 20;
 
 /// A stored value, not loaded yet.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -72,10 +77,42 @@ impl Store {
     }
 
     /// A stored object's bytes (decompressed, not checked against the name).
+    ///
+    /// A delta's base is kept once decompressed, as git keeps delta bases: a key's
+    /// checkpoints are deltas against a few bases, which a long-lived handle would
+    /// otherwise read and decompress for every checkpoint it reads.
     pub(crate) fn object_bytes(&self, id: &ObjectId) -> Result<Vec<u8>> {
-        self.objects
+        let path = self.objects.path_of(id);
+        let file = std::fs::read(&path).map_err(Error::io(&path))?;
+        let Some((base, frame)) = hist_segment::objects::delta_base(&file) else {
+            return hist_segment::objects::decompress(&file).map_err(Error::io(&path));
+        };
+        let base = self.delta_base(&ObjectId(*base))?;
+        hist_segment::objects::decompress_with(frame, &base).map_err(Error::io(&path))
+    }
+
+    /// The decompressed base `id` of a delta object, from the cache when it is there.
+    pub(super) fn delta_base(&self, id: &ObjectId) -> Result<Arc<[u8]>> {
+        let mut caches = self.caches.borrow_mut();
+        if let Some(i) = caches.bases.iter().position(|(base, _)| base == id) {
+            let entry = caches.bases.remove(i);
+            let bytes = entry.1.clone();
+            caches.bases.push(entry);
+            return Ok(bytes);
+        }
+        drop(caches);
+        let bytes: Arc<[u8]> = self
+            .objects
             .get(id)
-            .map_err(Error::io(self.objects.path_of(id)))
+            .map_err(Error::io(self.objects.path_of(id)))?
+            .into();
+        let mut caches = self.caches.borrow_mut();
+        caches.bases.push((*id, bytes.clone()));
+        let mut total: usize = caches.bases.iter().map(|(_, b)| b.len()).sum();
+        while caches.bases.len() > CACHED_BASES || total > CACHED_BASES_TOTAL {
+            total -= caches.bases.remove(0).1.len();
+        }
+        Ok(bytes)
     }
 
     /// Stores bytes as an object; returns their id.
@@ -132,5 +169,36 @@ pub(crate) fn encode_text<'t>(
             obj: None,
             len,
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A delta's base is read from its file once; the delta itself every time.
+    #[test]
+    fn a_delta_base_is_read_once_per_store() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(dir.path(), true).unwrap();
+        let base = br#"{"name":"base","items":[1,2,3,4,5,6,7,8,9]}"#.repeat(50);
+        let text = br#"{"name":"next","items":[1,2,3,4,5,6,7,8,9]}"#.repeat(50);
+        let base_id = store.put_object(&base).unwrap();
+        let frame = zstd::bulk::Compressor::with_dictionary(3, &base)
+            .and_then(|mut c| c.compress(&text))
+            .unwrap();
+        let id = ObjectId::of(&text);
+        store.objects.put_delta(&id, &base_id, &frame).unwrap();
+        assert_eq!(store.object_bytes(&id).unwrap(), text);
+
+        std::fs::remove_file(store.objects.path_of(&base_id)).unwrap();
+        assert_eq!(
+            store.object_bytes(&id).unwrap(),
+            text,
+            "the base from the cache"
+        );
+        store.clear_caches();
+        let err = store.object_bytes(&id).unwrap_err().to_string();
+        assert!(err.contains(&base_id.to_hex()[2..]), "{err}");
     }
 }

@@ -38,18 +38,23 @@ pub fn read(dir: &Path, hex: &str) -> io::Result<Vec<u8>> {
     match delta_base(&file) {
         None => decompress(&file),
         Some((base, frame)) => {
-            let base = decompress(&std::fs::read(path_of(dir, &base))?)?;
+            let base = decompress(&std::fs::read(path_of(dir, &name_of(base)))?)?;
             decompress_with(frame, &base)
         }
     }
 }
 
-/// The base (hex) and the frame of a delta object's file; `None` for a plain object.
-pub fn delta_base(file: &[u8]) -> Option<(String, &[u8])> {
+/// The base (its blake3 hash) and the frame of a delta object's file; `None` for a plain
+/// object.
+pub fn delta_base(file: &[u8]) -> Option<(&[u8; 32], &[u8])> {
     let rest = file.strip_prefix(DELTA_MAGIC)?;
-    let (id, frame) = (rest.get(..32)?, rest.get(32..)?);
-    let hex = id.iter().map(|b| format!("{b:02x}")).collect();
-    Some((hex, frame))
+    let (id, frame) = rest.split_first_chunk::<32>()?;
+    Some((id, frame))
+}
+
+/// An object's name: its hash in lower-case hex.
+fn name_of(id: &[u8; 32]) -> String {
+    id.iter().map(|b| format!("{b:02x}")).collect()
 }
 
 /// Decompresses a frame compressed with `dictionary` (raw content).
