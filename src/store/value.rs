@@ -10,8 +10,8 @@ use std::borrow::Cow;
 use std::sync::Arc;
 
 /// How many delta bases a store keeps decompressed, and how many bytes at most.
-const CACHED_BASES: usize = 16;
-const CACHED_BASES_TOTAL: usize = 16 << 20;
+const CACHED_BASES: usize = 8;
+const CACHED_BASES_TOTAL: usize = 4 << 20;
 
 /// A stored value, not loaded yet.
 #[derive(Clone, Debug, PartialEq, Eq)]
