@@ -8,21 +8,23 @@
 //!
 //! A checkpoint is stored compressed alone, at a level that spends more time on smaller
 //! documents ([`level`]), or against the key's newest full checkpoint (zstd with that
-//! document as its dictionary) when that saves at least a quarter of the bytes: a large
-//! document with small changes does not cost a full copy each time. A delta's base is always a full
-//! checkpoint, so reading one decompresses two objects at most.
+//! document as its dictionary) when that saves at least a quarter of the bytes
+//! ([`worth_a_delta`]): a large document with small changes does not cost a full copy each
+//! time. A delta's base is always a full checkpoint, so reading one decompresses two
+//! objects at most (and a store keeps the bases it decompressed).
 //!
 //! Measured on the real feed of `../shared/data` (737 versions of a 150-220 kB document,
 //! 2,200 changed numbers each; `benches/cdc.sh`): at zstd level 15 instead of 9 its 105
-//! checkpoints take 17% fewer bytes (`.hist` 8.38 MB instead of 8.78). Spending that room
-//! on a third more checkpoints (changes weighing three quarters of the document: 134, 8.96
-//! MB) made an as-of read only 2% faster over 184 versions: a read there costs mostly what
-//! does not depend on how far it replays (the thousands of paths one version touches, the
-//! block decoded up to the version). A delta against a full checkpoint some versions back
-//! takes 85-90% of a full one's bytes, and reading it decompresses both: such deltas made
-//! reads slower for little room. On the generated feed of `benches/compare.rs` (5,000
-//! records, 29 of them changed a poll) a delta takes 55% of a full checkpoint; stored whole,
-//! its checkpoints took 190 kB more, 5% of its `.hist`.
+//! checkpoints take 17% fewer bytes. Spending that room on a third more checkpoints
+//! (changes weighing three quarters of the document: 134) made an as-of read only 2% faster
+//! over 184 versions: a read there costs mostly what does not depend on how far it replays
+//! (the thousands of paths one version touches, the block decoded up to the version). A
+//! delta against a full checkpoint some versions back takes 59% of a full one's bytes or
+//! more there: keeping deltas under half kept none (`.hist` 8.38 MB); under three quarters
+//! keeps 67 of 105 (59-75%, median 72%; 8.02 MB) and made reads 2.5% slower over 368
+//! versions read alternately. On the generated feed of
+//! `benches/compare.rs` (5,000 records, 29 of them changed a poll) a delta takes 55% of a
+//! full checkpoint; stored whole, its checkpoints took 190 kB more, 5% of its `.hist`.
 
 use super::{Cached, Store, WriteTxn};
 use crate::canon::ObjectId;
