@@ -62,14 +62,51 @@ pub(super) struct Caches {
     path_id: HashMap<Arc<str>, i64>,
     /// Whole decoded segments, by object id, the most recently decoded last.
     segments: Vec<(String, Arc<hist_segment::Segment>)>,
-    /// Segment files as stored (compressed), by object id, the most recently read last: a
-    /// handle that reads one key again and again (a service) reads each file once.
-    files: Vec<(String, Arc<hist_segment::SegmentFile>)>,
-    /// Decompressed bases of delta objects, the most recently used last (see
-    /// [`Store::object_bytes`]).
-    pub(super) bases: Vec<(ObjectId, Arc<[u8]>)>,
+    /// Segment files as stored (compressed), by object id: a handle that reads one key
+    /// again and again (a service) reads each file once.
+    files: Recent<String, Arc<hist_segment::SegmentFile>>,
+    /// Decompressed bases of delta objects (see [`Store::object_bytes`]).
+    pub(super) bases: Recent<ObjectId, Arc<[u8]>>,
     /// How many times a segment was read and decoded (whole or in part).
     decodes: u64,
+}
+
+/// Values kept for reuse, by key, the most recently used last, each with its size.
+pub(super) struct Recent<K, V> {
+    entries: Vec<(K, V, usize)>,
+}
+
+impl<K, V> Default for Recent<K, V> {
+    fn default() -> Self {
+        Self {
+            entries: Vec::new(),
+        }
+    }
+}
+
+impl<K, V: Clone> Recent<K, V> {
+    /// The value kept for `key` (now the most recently used).
+    pub(super) fn get<Q>(&mut self, key: &Q) -> Option<V>
+    where
+        K: std::borrow::Borrow<Q>,
+        Q: PartialEq + ?Sized,
+    {
+        let i = self.entries.iter().position(|(k, ..)| k.borrow() == key)?;
+        let entry = self.entries.remove(i);
+        let value = entry.1.clone();
+        self.entries.push(entry);
+        Some(value)
+    }
+
+    /// Keeps `value` (of `size` bytes) for `key`; the least recently used go beyond `count`
+    /// values or `bytes` in all.
+    pub(super) fn put(&mut self, key: K, value: V, size: usize, (count, bytes): (usize, usize)) {
+        self.entries.push((key, value, size));
+        let mut total: usize = self.entries.iter().map(|e| e.2).sum();
+        while self.entries.len() > count || total > bytes {
+            total -= self.entries.remove(0).2;
+        }
+    }
 }
 
 impl Caches {
@@ -346,12 +383,7 @@ impl Store {
 
     /// The file of the segment in object `object` as cached (now the most recently used).
     fn cached_file(&self, object: &str) -> Option<Arc<hist_segment::SegmentFile>> {
-        let mut caches = self.caches.borrow_mut();
-        let i = caches.files.iter().position(|(id, _)| id == object)?;
-        let entry = caches.files.remove(i);
-        let bytes = entry.1.clone();
-        caches.files.push(entry);
-        Some(bytes)
+        self.caches.borrow_mut().files.get(object)
     }
 
     /// The file of the segment in object `object`, opened, and its size.
@@ -378,12 +410,12 @@ impl Store {
             .map_err(|e| corrupt(format!("segment {object}: {e}")))?;
         let kept = Arc::new(kept);
         if size <= CACHED_FILE_BYTES {
-            let mut caches = self.caches.borrow_mut();
-            caches.files.push((object.to_owned(), kept.clone()));
-            let mut total: usize = caches.files.iter().map(|(_, b)| b.len()).sum();
-            while caches.files.len() > CACHED_FILES || total > CACHED_FILES_TOTAL {
-                total -= caches.files.remove(0).1.len();
-            }
+            self.caches.borrow_mut().files.put(
+                object.to_owned(),
+                kept.clone(),
+                kept.len(),
+                (CACHED_FILES, CACHED_FILES_TOTAL),
+            );
         }
         Ok(kept)
     }

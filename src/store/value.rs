@@ -93,25 +93,20 @@ impl Store {
 
     /// The decompressed base `id` of a delta object, from the cache when it is there.
     pub(super) fn delta_base(&self, id: &ObjectId) -> Result<Arc<[u8]>> {
-        let mut caches = self.caches.borrow_mut();
-        if let Some(i) = caches.bases.iter().position(|(base, _)| base == id) {
-            let entry = caches.bases.remove(i);
-            let bytes = entry.1.clone();
-            caches.bases.push(entry);
+        if let Some(bytes) = self.caches.borrow_mut().bases.get(id) {
             return Ok(bytes);
         }
-        drop(caches);
         let bytes: Arc<[u8]> = self
             .objects
             .get(id)
             .map_err(Error::io(self.objects.path_of(id)))?
             .into();
-        let mut caches = self.caches.borrow_mut();
-        caches.bases.push((*id, bytes.clone()));
-        let mut total: usize = caches.bases.iter().map(|(_, b)| b.len()).sum();
-        while caches.bases.len() > CACHED_BASES || total > CACHED_BASES_TOTAL {
-            total -= caches.bases.remove(0).1.len();
-        }
+        self.caches.borrow_mut().bases.put(
+            *id,
+            bytes.clone(),
+            bytes.len(),
+            (CACHED_BASES, CACHED_BASES_TOTAL),
+        );
         Ok(bytes)
     }
 

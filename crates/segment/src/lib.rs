@@ -491,6 +491,13 @@ impl Lasts {
         (i < self.limit).then_some(i)
     }
 
+    fn get(&self, path: u64) -> Option<&Last> {
+        match self.slot(path) {
+            Some(i) => self.slots.get(i)?.as_ref(),
+            None => self.others.get(&path),
+        }
+    }
+
     fn get_mut(&mut self, path: u64) -> Option<&mut Last> {
         match self.slot(path) {
             Some(i) => self.slots.get_mut(i)?.as_mut(),
@@ -700,7 +707,7 @@ impl Segment {
                 TAG_NUMBER => {
                     let Some(Last::Number {
                         digits: (m0, f), ..
-                    }) = last.get_mut(path).copied()
+                    }) = last.get(path).copied()
                     else {
                         return Err(error("a number refers to no earlier one"));
                     };
