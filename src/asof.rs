@@ -307,20 +307,51 @@ impl Repo {
     /// oldest first (`Side::New`), or newest first and inverted (`Side::Old`: to go back
     /// from `upto` to `after`).
     fn steps(&self, plan: &ReadPlan, after: i64, upto: i64, side: Side) -> Result<Vec<Step>> {
-        let rows = self
+        let read = self
             .store
             .side_changes(plan.key_id, plan.sealed_seq, after, upto, side)?;
-        let mut out = Vec::with_capacity(rows.len());
-        for row in rows {
-            let op = match (side, row.op) {
+        let ops: Vec<Op> = read
+            .changes
+            .iter()
+            .map(|row| match (side, row.op) {
                 (Side::Old, Op::Add) => Op::Remove,
                 (Side::Old, Op::Remove) => Op::Add,
                 (_, op) => op,
+            })
+            .collect();
+        // The paths numbered in the order they first appear, to fold each one's run of
+        // changes into one before any value is laid out.
+        let mut numbers: rustc_hash::FxHashMap<i64, usize> = Default::default();
+        let mut texts = Vec::new();
+        let mut ids = Vec::with_capacity(ops.len());
+        for row in &read.changes {
+            let id = match numbers.get(&row.path_id) {
+                Some(&id) => id,
+                None => {
+                    texts.push(self.store.path_text(row.path_id)?);
+                    numbers.insert(row.path_id, texts.len() - 1);
+                    texts.len() - 1
+                }
+            };
+            ids.push(id);
+        }
+        let fate = replay::folded(&ids, &ops, &texts);
+        let kept = fate
+            .as_ref()
+            .map_or(ops.len(), |f| f.iter().flatten().count());
+        let mut out = Vec::with_capacity(kept);
+        for (i, row) in read.changes.iter().enumerate() {
+            let op = match &fate {
+                Some(fate) => match fate[i] {
+                    Some(op) => op,
+                    None => continue,
+                },
+                None => ops[i],
             };
             out.push(Step {
-                path: row.path,
+                path: texts[ids[i]].clone(),
                 op,
-                new: self.store.value_text(row.value)?,
+                new: self.store.value_text(read.value(row))?,
             });
         }
         Ok(out)

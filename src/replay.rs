@@ -93,35 +93,55 @@ pub(crate) fn replay(
     Some(Some(out))
 }
 
-/// `steps` with the run of steps of each path that has no other path of the steps inside
-/// it or around it (so its steps meet no other) folded into one: its value is the last
-/// step's, its op says whether the path held a value before the first and after the last
-/// (none before nor after: no step). A feed whose versions replace thousands of numbers each is
-/// then replayed a step per field, not per field and version. The steps at a path must
-/// follow one another (an `add` where there is a value, a `remove` or `replace` where
-/// there is none): otherwise they are all kept, and the replay sees what is wrong.
+/// `steps` (at paths `ids`, numbers into `texts`) with the runs of steps folded as
+/// [`folded`] says.
 fn without_superseded(
     steps: Vec<Step>,
     ids: Vec<usize>,
     texts: &[Arc<str>],
 ) -> (Vec<Step>, Vec<usize>) {
-    if steps.len() < 2 || steps.iter().any(|s| s.op == Op::Move) {
+    let ops: Vec<Op> = steps.iter().map(|s| s.op).collect();
+    let Some(fate) = folded(&ids, &ops, texts) else {
         return (steps, ids);
+    };
+    steps
+        .into_iter()
+        .zip(ids)
+        .zip(fate)
+        .filter_map(|((step, id), op)| Some((Step { op: op?, ..step }, id)))
+        .unzip()
+}
+
+/// What becomes of each of a replay's steps, at paths `ids` (numbers into `texts`) with
+/// ops `ops`, once the run of steps of each path that has no other path of the steps
+/// inside it or around it (so its steps meet no other) is folded into one: its value is
+/// the last step's, its op says whether the path held a value before the first and after
+/// the last (none before nor after: no step). `Some(op)`: kept, with that op; `None`:
+/// dropped. A feed whose versions replace thousands of numbers each is then replayed a
+/// step per field, not per field and version.
+///
+/// `None` for all of them when nothing folds: a move, a path with one step each, or
+/// steps at a path that do not follow one another (an `add` where there is a value, a
+/// `remove` or `replace` where there is none), which are all kept so that the replay sees
+/// what is wrong.
+pub(crate) fn folded(ids: &[usize], ops: &[Op], texts: &[Arc<str>]) -> Option<Vec<Option<Op>>> {
+    if ops.len() < 2 || ops.contains(&Op::Move) {
+        return None;
     }
     // Per path: whether it held a value before its first step and after each step so far,
     // and the index of its last step.
     let mut runs: Vec<Option<(bool, bool, usize)>> = vec![None; texts.len()];
-    for (i, (step, &id)) in steps.iter().zip(&ids).enumerate() {
-        let before = step.op != Op::Add;
-        let after = step.op != Op::Remove;
-        match &mut runs[id] {
-            None => runs[id] = Some((before, after, i)),
+    for (i, (&op, &id)) in ops.iter().zip(ids).enumerate() {
+        let before = op != Op::Add;
+        let after = op != Op::Remove;
+        match runs.get_mut(id)? {
+            run @ None => *run = Some((before, after, i)),
             Some(run) if run.1 == before => (run.1, run.2) = (after, i),
-            Some(_) => return (steps, ids),
+            Some(_) => return None,
         }
     }
-    if texts.len() == steps.len() {
-        return (steps, ids);
+    if texts.len() == ops.len() {
+        return None;
     }
     // Paths with another inside them, or inside another, keep every step.
     let paths: rustc_hash::FxHashSet<&str> = texts.iter().map(|t| &**t).collect();
@@ -139,21 +159,17 @@ fn without_superseded(
             *run = None;
         }
     }
-    drop((paths, nested));
-    // What becomes of each step: kept with this op, or dropped.
-    steps
-        .into_iter()
-        .zip(ids)
-        .enumerate()
-        .filter_map(|(i, (step, id))| {
-            let op = match runs[id] {
-                Some((before, after, last)) if i == last => Op::between_presence(before, after)?,
-                Some(_) => return None,
-                None => step.op,
-            };
-            Some((Step { op, ..step }, id))
-        })
-        .unzip()
+    Some(
+        ops.iter()
+            .zip(ids)
+            .enumerate()
+            .map(|(i, (&op, &id))| match runs[id] {
+                Some((before, after, last)) if i == last => Op::between_presence(before, after),
+                Some(_) => None,
+                None => Some(op),
+            })
+            .collect(),
+    )
 }
 
 /// The texts of the paths around path `text` (a path's text), the root first: each prefix
@@ -167,28 +183,54 @@ fn ancestors(text: &str) -> impl Iterator<Item = &str> {
 }
 
 /// The keys along each of the paths `texts`, each step text parsed once (the thousands of
-/// paths of a replay repeat a few member names and elements). `None`: a path that does not
-/// parse.
-fn path_keys(texts: &[Arc<str>]) -> Option<Vec<Rc<[Key]>>> {
-    let mut by_step: rustc_hash::FxHashMap<&str, Key> = Default::default();
-    let mut out = Vec::with_capacity(texts.len());
+/// paths of a replay repeat a few member names and elements), and each key ranked among
+/// all of them in canonical order once. `None`: a path that does not parse.
+fn path_keys(texts: &[Arc<str>]) -> Option<Vec<Rc<[Ranked]>>> {
+    let mut by_step: rustc_hash::FxHashMap<&str, usize> = Default::default();
+    let mut distinct: Vec<Key> = Vec::new();
+    let mut paths = Vec::with_capacity(texts.len());
     for path in texts {
-        let mut keys = Vec::new();
+        let mut steps = Vec::new();
         for text in step_texts(path) {
             let text = text?;
-            let key = match by_step.get(text) {
-                Some(key) => key.clone(),
+            let n = match by_step.get(text) {
+                Some(&n) => n,
                 None => {
-                    let key = Key::of_step(text)?;
-                    by_step.insert(text, key.clone());
-                    key
+                    distinct.push(Key::of_step(text)?);
+                    by_step.insert(text, distinct.len() - 1);
+                    distinct.len() - 1
                 }
             };
-            keys.push(key);
+            steps.push(n);
         }
-        out.push(Rc::<[Key]>::from(keys));
+        paths.push(steps);
     }
-    Some(out)
+    // Equal keys (two texts of one step) share a rank.
+    let mut order: Vec<usize> = (0..distinct.len()).collect();
+    order.sort_unstable_by(|&a, &b| distinct[a].cmp(&distinct[b]));
+    let mut ranks = vec![0u32; distinct.len()];
+    let mut rank = 0u32;
+    for (i, pair) in order.iter().enumerate() {
+        if i > 0 && distinct[order[i - 1]] != distinct[*pair] {
+            rank += 1;
+        }
+        ranks[*pair] = rank;
+    }
+    let keys: Vec<Rc<Key>> = distinct.into_iter().map(Rc::new).collect();
+    Some(
+        paths
+            .into_iter()
+            .map(|steps| {
+                steps
+                    .into_iter()
+                    .map(|n| Ranked {
+                        rank: ranks[n],
+                        key: keys[n].clone(),
+                    })
+                    .collect()
+            })
+            .collect(),
+    )
 }
 
 /// Each step's path as a number (in the order paths first appear), and the text of each.
@@ -253,7 +295,7 @@ enum Node {
     /// The value here is this (`None`: absent).
     Set(Option<Set>),
     /// The value of the base here, with these edits inside, by step in canonical order.
-    Inside(BTreeMap<Key, Child>),
+    Inside(BTreeMap<Ranked, Child>),
 }
 
 enum Set {
@@ -277,6 +319,35 @@ enum Key {
     /// An array element, by the text it sorts by: its key values as a canonical JSON array
     /// (`fields`: the key fields) or, in a set (`fields` empty), its own canonical text.
     Element { sort: Rc<str>, fields: Rc<[String]> },
+}
+
+/// A step's key with its rank among the keys of one replay (see [`path_keys`]): the edits
+/// of a replay of thousands of changes are ordered by comparing numbers, not texts in
+/// canonical order.
+#[derive(Clone)]
+struct Ranked {
+    rank: u32,
+    key: Rc<Key>,
+}
+
+impl PartialEq for Ranked {
+    fn eq(&self, other: &Self) -> bool {
+        self.rank == other.rank
+    }
+}
+
+impl Eq for Ranked {}
+
+impl Ord for Ranked {
+    fn cmp(&self, other: &Self) -> Ordering {
+        self.rank.cmp(&other.rank)
+    }
+}
+
+impl PartialOrd for Ranked {
+    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
+        Some(self.cmp(other))
+    }
 }
 
 impl Ord for Key {
@@ -338,7 +409,7 @@ impl Node {
 
 impl Edits {
     /// Applies `change`, whose path has `keys`.
-    fn apply(&mut self, change: Step, keys: &[Key]) -> Option<()> {
+    fn apply(&mut self, change: Step, keys: &[Ranked]) -> Option<()> {
         if change.op == Op::Move {
             return None;
         }
@@ -449,8 +520,8 @@ fn write_name(name: &str, out: &mut String) {
     out.push(':');
 }
 
-fn emit_object(base: Val<'_>, children: &BTreeMap<Key, Child>, out: &mut String) -> Option<()> {
-    let mut kids = children.iter().peekable();
+fn emit_object(base: Val<'_>, children: &BTreeMap<Ranked, Child>, out: &mut String) -> Option<()> {
+    let mut kids = children.iter().map(|(k, c)| (&*k.key, c)).peekable();
     let mut first = true;
     out.push('{');
     for member in base.members() {
@@ -490,20 +561,20 @@ fn emit_object(base: Val<'_>, children: &BTreeMap<Key, Child>, out: &mut String)
     Some(())
 }
 
-fn emit_array(base: Val<'_>, children: &BTreeMap<Key, Child>, out: &mut String) -> Option<()> {
+fn emit_array(base: Val<'_>, children: &BTreeMap<Ranked, Child>, out: &mut String) -> Option<()> {
     // One array's steps are all of one kind: elements keyed by the same fields, or set
     // elements.
-    let Some(Key::Element { fields, .. }) = children.keys().next() else {
+    let Some(Key::Element { fields, .. }) = children.keys().next().map(|k| &*k.key) else {
         return None;
     };
     if children
         .keys()
-        .any(|k| !matches!(k, Key::Element { fields: f, .. } if f == fields))
+        .any(|k| !matches!(&*k.key, Key::Element { fields: f, .. } if f == fields))
     {
         return None;
     }
     let quoted = canon::quote_all(fields);
-    let mut kids = children.iter().peekable();
+    let mut kids = children.iter().map(|(k, c)| (&*k.key, c)).peekable();
     let mut first = true;
     let mut sort = Vec::new();
     let mut prev = String::new();

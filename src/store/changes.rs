@@ -71,13 +71,51 @@ impl ChangeHead {
     }
 }
 
-/// One side of a change, for replaying it: `value` is `new` going forward, `old` going
-/// backward.
+/// One side of a change, for replaying it: its value is `new` going forward, `old` going
+/// backward ([`SideChanges::value`]).
 pub(crate) struct SideChange {
-    /// The path's text (shared by every change at that path).
-    pub(crate) path: Arc<str>,
+    /// The number of its path ([`Store::path_text`] has its text).
+    pub(crate) path_id: i64,
     pub(crate) op: Op,
-    pub(crate) value: Stored,
+    value: SideValue,
+}
+
+/// Where a [`SideChange`]'s value is: a replay of thousands of changes keeps only the last
+/// at each path, and lays out only those values.
+#[derive(Clone, Copy)]
+enum SideValue {
+    /// Value `n` of the tail rows read ([`SideChanges`]).
+    Tail(u32),
+    /// Row `row` of the decoded segment `segment` of [`SideChanges`].
+    Sealed { segment: u32, row: u32 },
+}
+
+/// One side of a range of changes, in the order a replay reads them.
+pub(crate) struct SideChanges {
+    side: Side,
+    segments: Vec<Arc<hist_segment::Segment>>,
+    tail: Vec<Stored>,
+    pub(crate) changes: Vec<SideChange>,
+}
+
+impl SideChanges {
+    /// The value of `change` (one of [`SideChanges::changes`]), as stored.
+    pub(crate) fn value(&self, change: &SideChange) -> Stored {
+        match change.value {
+            SideValue::Tail(n) => self.tail.get(n as usize).cloned().unwrap_or(Stored::Absent),
+            SideValue::Sealed { segment, row } => {
+                let row = self
+                    .segments
+                    .get(segment as usize)
+                    .and_then(|s| s.row(row as usize));
+                let text = row.and_then(|r| match self.side {
+                    Side::New => r.new,
+                    Side::Old => r.old,
+                });
+                text.map_or(Stored::Absent, |t| Stored::Text(t.to_owned()))
+            }
+        }
+    }
 }
 
 /// Which value of each change a replay reads, and so which way it goes.
@@ -197,6 +235,7 @@ impl Store {
     /// One side of the changes of key `key_id` with `after < seq <= upto`, for a replay:
     /// `new` oldest first, or `old` newest first. `sealed_seq` is the key's last sealed
     /// version, read in the same snapshot: only the tier that holds the range is asked.
+    /// The texts of every path they touch are loaded ([`Store::path_text`]).
     pub(crate) fn side_changes(
         &self,
         key_id: i64,
@@ -204,8 +243,14 @@ impl Store {
         after: i64,
         upto: i64,
         side: Side,
-    ) -> Result<Vec<SideChange>> {
-        let mut out = Vec::new();
+    ) -> Result<SideChanges> {
+        let mut out = SideChanges {
+            side,
+            segments: Vec::new(),
+            tail: Vec::new(),
+            changes: Vec::new(),
+        };
+        let number = |n: usize| u32::try_from(n).map_err(|_| corrupt("too many changes in a read"));
         let segments = match after < sealed_seq {
             true => self.segments_between(key_id, after, upto)?,
             false => Vec::new(),
@@ -219,18 +264,23 @@ impl Store {
                     .into_iter()
                     .filter_map(|p| i64::try_from(p).ok()),
             )?;
-            for row in decoded.rows_between(after, upto) {
-                let path = i64::try_from(row.path).map_err(|_| corrupt("a path number"))?;
-                let value = match side {
-                    Side::New => row.new,
-                    Side::Old => row.old,
+            let segment = number(out.segments.len())?;
+            let rows = decoded.indices_between(after, upto);
+            out.changes.reserve(rows.len());
+            for row in rows {
+                let Some(change) = decoded.row(row) else {
+                    break;
                 };
-                out.push(SideChange {
-                    path: self.path_text(path)?,
-                    op: sealed_op(row.op),
-                    value: value.map_or(Stored::Absent, |t| Stored::Text(t.to_owned())),
+                out.changes.push(SideChange {
+                    path_id: i64::try_from(change.path).map_err(|_| corrupt("a path number"))?,
+                    op: sealed_op(change.op),
+                    value: SideValue::Sealed {
+                        segment,
+                        row: number(row)?,
+                    },
                 });
             }
+            out.segments.push(decoded);
         }
         if upto > sealed_seq {
             let sql = match side {
@@ -246,20 +296,23 @@ impl Store {
             let mut stmt = self.conn.prepare_cached(sql)?;
             let mut rows = stmt.query(params![key_id, after.max(sealed_seq), upto])?;
             while let Some(row) = rows.next()? {
-                let text = |i| {
-                    row.get_ref(i)?
-                        .as_str()
-                        .map_err(|e| corrupt(format!("a stored change: {e}")))
-                };
-                out.push(SideChange {
-                    path: self.path_text(row.get(0)?)?,
-                    op: stored_op(text(1)?)?,
-                    value: Stored::from_columns(row.get(2)?, row.get(3)?)?,
+                let path_id = row.get(0)?;
+                self.path_text(path_id)?;
+                out.changes.push(SideChange {
+                    path_id,
+                    op: stored_op(
+                        row.get_ref(1)?
+                            .as_str()
+                            .map_err(|e| corrupt(format!("a stored change: {e}")))?,
+                    )?,
+                    value: SideValue::Tail(number(out.tail.len())?),
                 });
+                out.tail
+                    .push(Stored::from_columns(row.get(2)?, row.get(3)?)?);
             }
         }
         if side == Side::Old {
-            out.reverse();
+            out.changes.reverse();
         }
         Ok(out)
     }

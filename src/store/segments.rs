@@ -731,6 +731,7 @@ mod tests {
                     repo.store
                         .side_changes(key_id, 16, v, v, side)
                         .unwrap()
+                        .changes
                         .is_empty()
                 );
             }
@@ -739,6 +740,7 @@ mod tests {
                 repo.store
                     .side_changes(key_id, 16, 3, 4, side)
                     .unwrap()
+                    .changes
                     .len(),
                 1
             );

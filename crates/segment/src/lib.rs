@@ -141,6 +141,7 @@ pub struct Change<'a> {
 #[error("segment: {0}")]
 pub struct Error(String);
 
+#[cold]
 fn error(what: impl Into<String>) -> Error {
     Error(what.into())
 }
@@ -223,7 +224,7 @@ fn encode_block(changes: &[Change<'_>], out: &mut Vec<u8>) {
         match c.new {
             None => s.news.push(TAG_ABSENT),
             Some(new) => {
-                let digits = decimal(new);
+                let digits = decimal(new.as_bytes());
                 match (before.and_then(|(_, d)| d), digits) {
                     (Some((m0, f0)), Some((m1, f1))) if f0 == f1 => {
                         s.news.push(TAG_NUMBER);
@@ -288,19 +289,22 @@ type Digits = (i64, u8);
 
 /// The digits of a plain decimal (`-?(0|[1-9][0-9]*)(\.[0-9]+)?`) as an integer, and the
 /// count of its fraction digits; `None` for any other text, or digits beyond 64 bits, or a
-/// text that [`write_decimal`] would not give back exactly.
-fn decimal(text: &str) -> Option<Digits> {
-    let b = text.as_bytes();
-    let (negative, digits) = match b.first()? {
-        b'-' => (true, &b[1..]),
-        _ => (false, b),
+/// text that [`write_decimal`] would not give back exactly (`-0`, `-0.0`: the sign of a
+/// zero is not in its digits). A decode reads one for every value stored as text.
+fn decimal(text: &[u8]) -> Option<Digits> {
+    let (negative, digits) = match text.first()? {
+        b'-' => (true, &text[1..]),
+        _ => (false, text),
     };
     let (int, frac) = match digits.iter().position(|&c| c == b'.') {
         Some(dot) => (&digits[..dot], &digits[dot + 1..]),
         None => (digits, &digits[..0]),
     };
+    let has_point = int.len() < digits.len();
     let plain = !int.is_empty()
+        && (int.len() == 1 || int[0] != b'0')
         && int.iter().all(u8::is_ascii_digit)
+        && (!has_point || !frac.is_empty())
         && frac.iter().all(u8::is_ascii_digit)
         && frac.len() < 19;
     if !plain {
@@ -310,12 +314,11 @@ fn decimal(text: &str) -> Option<Digits> {
     for &c in int.iter().chain(frac) {
         m = m.checked_mul(10)?.checked_add(i64::from(c - b'0'))?;
     }
+    if negative && m == 0 {
+        return None;
+    }
     let m = if negative { m.checked_neg()? } else { m };
-    let f = u8::try_from(frac.len()).ok()?;
-    // Only what writes back exactly (`-0`, `0.50` and the like do not: they are kept as
-    // text, though canonical JSON never has them).
-    let mut buf = [0u8; DECIMAL_MAX];
-    (decimal_text(m, f, &mut buf) == text).then_some((m, f))
+    Some((m, u8::try_from(frac.len()).ok()?))
 }
 
 /// Writes the decimal whose digits are `m` with `f` of them after the point.
@@ -384,12 +387,16 @@ struct Reader<'a> {
 
 impl<'a> Reader<'a> {
     /// The next varint. Most are one byte (deltas, tags' lengths): read inline.
-    #[inline]
+    #[inline(always)]
     fn varint(&mut self) -> Result<u64, Error> {
-        match self.bytes.get(self.at) {
-            Some(&byte) if byte < 0x80 => {
+        match self.bytes.get(self.at..self.at + 2) {
+            Some(&[a, _]) if a < 0x80 => {
                 self.at += 1;
-                Ok(u64::from(byte))
+                Ok(u64::from(a))
+            }
+            Some(&[a, b]) if b < 0x80 => {
+                self.at += 2;
+                Ok(u64::from(a & 0x7f) | u64::from(b) << 7)
             }
             _ => self.long_varint(),
         }
@@ -423,14 +430,16 @@ impl<'a> Reader<'a> {
         Ok(out)
     }
 
-    #[inline]
+    /// The next byte (an op, a tag): read inline, a row reads three.
+    #[inline(always)]
     fn byte(&mut self) -> Result<u8, Error> {
-        let byte = *self
-            .bytes
-            .get(self.at)
-            .ok_or_else(|| error("a stream is longer than the segment"))?;
-        self.at += 1;
-        Ok(byte)
+        match self.bytes.get(self.at) {
+            Some(&byte) => {
+                self.at += 1;
+                Ok(byte)
+            }
+            None => Err(error("a stream is longer than the segment")),
+        }
     }
 
     fn stream(&mut self) -> Result<Reader<'a>, Error> {
@@ -454,7 +463,9 @@ enum Span {
 /// text written only when a kept row needs it).
 #[derive(Clone, Copy)]
 enum Last {
-    Text(Span),
+    /// A text, and whether it was checked to be UTF-8 (a change before the range a read
+    /// keeps is checked only if a kept one refers to it).
+    Text(Span, bool),
     Number {
         digits: Digits,
         written: Option<Span>,
@@ -471,7 +482,7 @@ struct Lasts {
     slots: Vec<Option<Last>>,
     /// How far the table may grow.
     limit: usize,
-    others: FastMap<u64, Last>,
+    others: FastMap<u64, Option<Last>>,
 }
 
 impl Lasts {
@@ -485,39 +496,24 @@ impl Lasts {
         }
     }
 
-    /// The slot of path `path` in the table, if it has one.
-    fn slot(&self, path: u64) -> Option<usize> {
-        let i = usize::try_from(path.checked_sub(self.base?)?).ok()?;
-        (i < self.limit).then_some(i)
-    }
-
-    fn get(&self, path: u64) -> Option<&Last> {
-        match self.slot(path) {
-            Some(i) => self.slots.get(i)?.as_ref(),
-            None => self.others.get(&path),
-        }
-    }
-
-    fn get_mut(&mut self, path: u64) -> Option<&mut Last> {
-        match self.slot(path) {
-            Some(i) => self.slots.get_mut(i)?.as_mut(),
-            None => self.others.get_mut(&path),
-        }
-    }
-
-    fn insert(&mut self, path: u64, last: Last) {
+    /// The last `new` at path `path` (`None`: none yet), to read or replace: one lookup
+    /// for a row's `old` and `new` both.
+    #[inline(always)]
+    fn at(&mut self, path: u64) -> &mut Option<Last> {
         // Numbers a little below the first one met have their slots too.
-        self.base.get_or_insert(path.saturating_sub(256));
-        match self.slot(path) {
+        let base = *self.base.get_or_insert(path.saturating_sub(256));
+        match path
+            .checked_sub(base)
+            .and_then(|i| usize::try_from(i).ok())
+            .filter(|&i| i < self.limit)
+        {
             Some(i) => {
                 if i >= self.slots.len() {
                     self.slots.resize(i + 1, None);
                 }
-                self.slots[i] = Some(last);
+                &mut self.slots[i]
             }
-            None => {
-                self.others.insert(path, last);
-            }
+            None => self.others.entry(path).or_default(),
         }
     }
 }
@@ -676,51 +672,52 @@ impl Segment {
                 continue;
             }
             let keep = i >= start;
+            let at = last.at(path);
             let old = match olds.byte()? {
                 TAG_ABSENT => None,
                 TAG_PREVIOUS => {
-                    let before = last
-                        .get_mut(path)
+                    let before = at
+                        .as_mut()
                         .ok_or_else(|| error("an old value refers to no earlier one"))?;
-                    keep.then(|| seg.text_of(before)).transpose()?
+                    keep.then(|| seg.text_of(before, bytes)).transpose()?
                 }
-                TAG_TEXT => Some(texts.span(texts_at)?),
+                TAG_TEXT if keep => Some(texts.span(texts_at)?),
+                TAG_TEXT => {
+                    texts.skip_text()?;
+                    None
+                }
                 _ => return Err(error("an unknown value tag")),
             };
             let new = match news.byte()? {
                 TAG_ABSENT => None,
                 TAG_TEXT => {
-                    let (span, text) = texts.span_text(texts_at)?;
-                    let digits = decimal(text);
-                    last.insert(
-                        path,
-                        match digits {
-                            Some(digits) => Last::Number {
-                                digits,
-                                written: Some(span),
-                            },
-                            None => Last::Text(span),
+                    let (span, raw) = texts.span_bytes(texts_at)?;
+                    // A decimal is ASCII: only other texts need checking, and those of
+                    // changes not kept only when a kept one refers to them.
+                    *at = Some(match decimal(raw) {
+                        Some(digits) => Last::Number {
+                            digits,
+                            written: Some(span),
                         },
-                    );
+                        None if keep => {
+                            utf8(raw)?;
+                            Last::Text(span, true)
+                        }
+                        None => Last::Text(span, false),
+                    });
                     Some(span)
                 }
                 TAG_NUMBER => {
                     let Some(Last::Number {
-                        digits: (m0, f), ..
-                    }) = last.get(path).copied()
+                        digits: (m, f),
+                        written,
+                    }) = at
                     else {
                         return Err(error("a number refers to no earlier one"));
                     };
-                    let m = m0.wrapping_add(unzigzag(numbers.varint()?));
-                    let written = keep.then(|| seg.write_number(m, f)).transpose()?;
-                    last.insert(
-                        path,
-                        Last::Number {
-                            digits: (m, f),
-                            written,
-                        },
-                    );
-                    written
+                    *m = m.wrapping_add(unzigzag(numbers.varint()?));
+                    *written = keep.then(|| seg.write_number(*m, *f)).transpose()?;
+                    *written
                 }
                 _ => return Err(error("an unknown value tag")),
             };
@@ -740,10 +737,19 @@ impl Segment {
         Ok(())
     }
 
-    /// The span of the text of `last` (writing a number's text the first time).
-    fn text_of(&mut self, last: &mut Last) -> Result<Span, Error> {
+    /// The span of the text of `last` (writing a number's text the first time, checking
+    /// a text of `bytes` the first time).
+    fn text_of(&mut self, last: &mut Last, bytes: &[u8]) -> Result<Span, Error> {
         match last {
-            Last::Text(span) => Ok(*span),
+            Last::Text(span, true) => Ok(*span),
+            Last::Text(span, checked) => {
+                let Span::Input(a, b) = *span else {
+                    return Err(error("a text refers to no input"));
+                };
+                utf8(bytes.get(a as usize..b as usize).unwrap_or_default())?;
+                *checked = true;
+                Ok(*span)
+            }
             Last::Number {
                 written: Some(span),
                 ..
@@ -793,8 +799,9 @@ impl Segment {
         (0..self.len()).map(|i| self.row_at(i))
     }
 
-    /// The positions of the changes decoded with versions `after < seq <= upto`.
-    fn rows_range(&self, after: i64, upto: i64) -> std::ops::Range<usize> {
+    /// The positions ([`Segment::row`]) of the changes decoded with versions
+    /// `after < seq <= upto`.
+    pub fn indices_between(&self, after: i64, upto: i64) -> std::ops::Range<usize> {
         // Row i holds version seqs[i], or else first_seq + i.
         let index = |seq: i64| match &self.seqs {
             Some(seqs) => seqs.partition_point(|&s| s < seq),
@@ -824,7 +831,7 @@ impl Segment {
         upto: i64,
         wanted: impl Fn(u64, Op) -> bool + 'a,
     ) -> impl DoubleEndedIterator<Item = Row<'a>> + 'a {
-        self.rows_range(after, upto)
+        self.indices_between(after, upto)
             .filter(move |&i| wanted(self.paths[i], self.ops[i]))
             .map(|i| self.row_at(i))
     }
@@ -863,7 +870,7 @@ impl Segment {
     /// The numbers of the paths the changes with versions `after < seq <= upto` touch,
     /// sorted, each once.
     pub fn path_ids_between(&self, after: i64, upto: i64) -> Vec<u64> {
-        let mut ids = self.paths[self.rows_range(after, upto)].to_vec();
+        let mut ids = self.paths[self.indices_between(after, upto)].to_vec();
         ids.sort_unstable();
         ids.dedup();
         ids
@@ -962,6 +969,10 @@ fn texts_offset(bytes: &[u8], texts: &Reader<'_>) -> usize {
     (texts.bytes.as_ptr() as usize).saturating_sub(bytes.as_ptr() as usize)
 }
 
+fn utf8(bytes: &[u8]) -> Result<&str, Error> {
+    std::str::from_utf8(bytes).map_err(|_| error("a value is not UTF-8"))
+}
+
 fn offset(n: usize) -> Result<u32, Error> {
     u32::try_from(n).map_err(|_| error("a segment's values are longer than 4 GiB"))
 }
@@ -985,12 +996,17 @@ impl<'a> Reader<'a> {
 
     /// [`Reader::span`], and the text.
     fn span_text(&mut self, base: usize) -> Result<(Span, &'a str), Error> {
+        let (span, bytes) = self.span_bytes(base)?;
+        Ok((span, utf8(bytes)?))
+    }
+
+    /// [`Reader::span_text`], not checked to be UTF-8.
+    fn span_bytes(&mut self, base: usize) -> Result<(Span, &'a [u8]), Error> {
         let n = usize::try_from(self.varint()?).map_err(|_| error("a text is too long"))?;
         let start = self.at;
-        let text = self.take(n)?;
-        let text = std::str::from_utf8(text).map_err(|_| error("a value is not UTF-8"))?;
+        let bytes = self.take(n)?;
         let span = Span::Input(offset(base + start)?, offset(base + start + n)?);
-        Ok((span, text))
+        Ok((span, bytes))
     }
 
     /// Moves past the next text of the texts stream.
@@ -1408,8 +1424,67 @@ mod tests {
             ("", None),
             ("-", None),
         ] {
-            assert_eq!(decimal(text), digits, "{text}");
+            assert_eq!(decimal(text.as_bytes()), digits, "{text}");
         }
+    }
+
+    /// `decimal` decides by the text's shape; the definition is that writing the digits
+    /// back gives the text. Both agree on every text of up to five of `-0123456789.`, and
+    /// on long ones at the edges of 64 bits and 18 fraction digits.
+    #[test]
+    fn a_decimal_is_what_writes_back_exactly() {
+        let written_back = |text: &str| {
+            let (m, f) = decimal(text.as_bytes())?;
+            let mut buf = [0u8; DECIMAL_MAX];
+            (decimal_text(m, f, &mut buf) == text).then_some((m, f))
+        };
+        // Accepts only what writes back: the shape check is never looser.
+        let alphabet = b"-0123456789.";
+        let mut texts: Vec<String> = vec![String::new()];
+        let mut all = Vec::new();
+        for _ in 0..5 {
+            texts = texts
+                .iter()
+                .flat_map(|t| alphabet.iter().map(move |&c| format!("{t}{}", c as char)))
+                .collect();
+            all.extend(texts.iter().cloned());
+        }
+        all.extend(
+            [
+                "9223372036854775807",
+                "9223372036854775808",
+                "-9223372036854775807",
+                "-9223372036854775808",
+                "922337203685477580.7",
+                "0.000000000000000001",
+                "0.0000000000000000001",
+                "-0.000000000000000000",
+                "123456789012345678.9",
+            ]
+            .map(String::from),
+        );
+        let mut accepted = 0;
+        for text in &all {
+            assert_eq!(decimal(text.as_bytes()), written_back(text), "{text}");
+            // Never stricter: every text of sign, digits and at most one point whose
+            // digits write back to it exactly is accepted.
+            let plain = text.strip_prefix('-').unwrap_or(text);
+            let (int, frac) = plain.split_once('.').unwrap_or((plain, ""));
+            let Ok(m) = format!("{int}{frac}").parse::<i64>() else {
+                continue;
+            };
+            if !(int.bytes().chain(frac.bytes())).all(|c| c.is_ascii_digit()) || frac.len() > 18 {
+                continue;
+            }
+            let m = if plain.len() < text.len() { -m } else { m };
+            let f = u8::try_from(frac.len()).unwrap();
+            let mut buf = [0u8; DECIMAL_MAX];
+            if decimal_text(m, f, &mut buf) == text {
+                assert_eq!(decimal(text.as_bytes()), Some((m, f)), "{text}");
+                accepted += 1;
+            }
+        }
+        assert!(accepted > 10_000, "{accepted}");
     }
 
     #[test]
