@@ -26,7 +26,7 @@ fn feed(hasher: &mut blake3::Hasher, field: Option<&[u8]>) {
 fn tx_hash(store: &Store, id: i64) -> Result<[u8; 32]> {
     let mut h = TxHasher::begin(&store.conn, id)?;
     h.stored_changes(store)?;
-    h.finish(&store.conn)
+    h.finish(&store.conn, true)
 }
 
 /// A transaction's chained hash, fed in order: the previous transaction's hash and this
@@ -47,23 +47,42 @@ pub(super) struct TxHasher {
 impl TxHasher {
     /// Starts the hash of transaction `id`, whose `tx` row is stored.
     pub(super) fn begin(conn: &Connection, id: i64) -> Result<Self> {
+        let (at, actor, reason, kind): (String, String, Option<String>, String) = conn
+            .prepare_cached("SELECT at, actor, reason, kind FROM tx WHERE id = ?1")?
+            .query_row([id], |r| r.try_into())?;
+        Self::of(conn, id, [Some(at), Some(actor), reason, Some(kind)])
+    }
+
+    /// [`TxHasher::begin`] for transaction `info`, whose row this write inserted with
+    /// these very texts ([`super::write`]): the row is not read back.
+    pub(super) fn begin_written(conn: &Connection, info: &crate::model::TxInfo) -> Result<Self> {
+        Self::of(
+            conn,
+            info.id,
+            [
+                Some(info.at.to_string()),
+                Some(info.actor.clone()),
+                info.reason.clone(),
+                Some(info.kind.clone()),
+            ],
+        )
+    }
+
+    /// The hasher of transaction `id` whose row holds `fields` (at, actor, reason, kind).
+    fn of(conn: &Connection, id: i64, fields: [Option<String>; 4]) -> Result<Self> {
         let prev: Option<Vec<u8>> = conn
             .prepare_cached("SELECT hash FROM tx WHERE id < ?1 ORDER BY id DESC LIMIT 1")?
             .query_row([id], |r| r.get(0))
             .optional()?;
         let mut h = blake3::Hasher::new();
         feed(&mut h, prev.as_deref());
-        let (at, actor, reason, kind): (String, String, Option<String>, String) = conn
-            .prepare_cached("SELECT at, actor, reason, kind FROM tx WHERE id = ?1")?
-            .query_row([id], |r| r.try_into())?;
         h.update(&id.to_le_bytes());
-        for field in [Some(at), Some(actor), reason, Some(kind)] {
+        for field in fields {
             feed(&mut h, field.as_deref().map(str::as_bytes));
         }
         Ok(Self { h, id })
     }
 
-    /// One change: `values` are its old and new values (canonical JSON text).
     pub(super) fn change(
         &mut self,
         key: &str,
@@ -113,7 +132,12 @@ impl TxHasher {
     }
 
     /// Feeds the rows of the smaller tables the transaction wrote, and ends the hash.
-    pub(super) fn finish(mut self, conn: &Connection) -> Result<[u8; 32]> {
+    /// The hash, over the records (rules, forgets, renames, compactions) stored with the
+    /// transaction; `records`: whether it has any (a write knows: it read none back).
+    pub(super) fn finish(mut self, conn: &Connection, records: bool) -> Result<[u8; 32]> {
+        if !records {
+            return Ok(*self.h.finalize().as_bytes());
+        }
         let mut stmt = conn.prepare_cached(
             "SELECT kind, pattern, keys, spec, tx = ?1 FROM rule WHERE tx = ?1 OR removed_tx = ?1 ORDER BY id",
         )?;

@@ -82,11 +82,15 @@ pub(crate) struct WriteTxn<'s> {
 
 impl<'s> WriteTxn<'s> {
     pub(super) fn begin(store: &'s Store, nested: bool) -> Result<Self> {
-        store.conn.execute_batch(if nested {
-            "SAVEPOINT hist_tx"
-        } else {
-            "BEGIN IMMEDIATE"
-        })?;
+        // Prepared once (a batch begins thousands): not parsed again each time.
+        store.conn.cached_exec(
+            if nested {
+                "SAVEPOINT hist_tx"
+            } else {
+                "BEGIN IMMEDIATE"
+            },
+            [],
+        )?;
         Ok(Self {
             store,
             nested,
@@ -127,7 +131,7 @@ impl<'s> WriteTxn<'s> {
         if record_tx {
             let conn = self.conn();
             self.append_tx(&info)?;
-            let mut hasher = TxHasher::begin(conn, info.id)?;
+            let mut hasher = TxHasher::begin_written(conn, &info)?;
             for doc in docs.into_iter().filter(|d| !d.changes.is_empty()) {
                 let (key_id, bytes) = self.append_changes(info.id, &doc, &mut hasher)?;
                 let key = doc.key.clone();
@@ -140,7 +144,7 @@ impl<'s> WriteTxn<'s> {
                 changes.extend(doc_changes.into_iter().map(|c| (key.clone(), c)));
             }
             records::insert(conn, info.id, &records)?;
-            let hash = hasher.finish(conn)?;
+            let hash = hasher.finish(conn, !records.is_empty())?;
             conn.cached_exec(
                 "UPDATE tx SET hash = ?1 WHERE id = ?2",
                 params![hash.to_vec(), info.id],
@@ -318,11 +322,14 @@ impl<'s> WriteTxn<'s> {
     }
 
     fn finish(&mut self) -> Result<()> {
-        self.conn().execute_batch(if self.nested {
-            "RELEASE hist_tx"
-        } else {
-            "COMMIT"
-        })?;
+        self.conn().cached_exec(
+            if self.nested {
+                "RELEASE hist_tx"
+            } else {
+                "COMMIT"
+            },
+            [],
+        )?;
         self.open = false;
         let superseded = self.superseded.take();
         if self.nested {
