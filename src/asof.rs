@@ -266,20 +266,22 @@ impl Repo {
                 (text, checked, steps)
             }
         };
-        let replayed = steps.len();
-        let (text, on_values) = match replay::replay(base.as_deref(), checked, steps) {
-            Some(Some(text)) if text.contains(crate::shred::SEALED) => {
-                let doc = self.unseal_doc(Some(parse_stored(&text)?))?;
-                (doc.as_ref().map(canon::to_canonical_string), false)
-            }
-            Some(text) => (text, false),
-            // Not replayable on text: on values, which also names what is wrong.
-            None => {
-                let doc = self.replay_values(key, bound, &start, direction)?.doc;
-                let doc = self.unseal_doc(doc)?;
-                (doc.as_ref().map(canon::to_canonical_string), true)
-            }
-        };
+        let replayed = steps.steps.len();
+        let Steps { steps, ids, paths } = steps;
+        let (text, on_values) =
+            match replay::replay_numbered(base.as_deref(), checked, steps, ids, paths) {
+                Some(Some(text)) if text.contains(crate::shred::SEALED) => {
+                    let doc = self.unseal_doc(Some(parse_stored(&text)?))?;
+                    (doc.as_ref().map(canon::to_canonical_string), false)
+                }
+                Some(text) => (text, false),
+                // Not replayable on text: on values, which also names what is wrong.
+                None => {
+                    let doc = self.replay_values(key, bound, &start, direction)?.doc;
+                    let doc = self.unseal_doc(doc)?;
+                    (doc.as_ref().map(canon::to_canonical_string), true)
+                }
+            };
         Ok(AsOfText {
             text,
             tx: Some(bound),
@@ -306,7 +308,7 @@ impl Repo {
     /// The changes of the key `plan` reads with `after < seq <= upto` as replay steps:
     /// oldest first (`Side::New`), or newest first and inverted (`Side::Old`: to go back
     /// from `upto` to `after`).
-    fn steps(&self, plan: &ReadPlan, after: i64, upto: i64, side: Side) -> Result<Vec<Step>> {
+    fn steps(&self, plan: &ReadPlan, after: i64, upto: i64, side: Side) -> Result<Steps> {
         let read = self
             .store
             .side_changes(plan.key_id, plan.sealed_seq, after, upto, side)?;
@@ -335,11 +337,16 @@ impl Repo {
             };
             ids.push(id);
         }
-        let fate = replay::folded(&ids, &ops, &texts);
+        let mut paths = replay::Paths::new(texts);
+        let fate = paths.folded(&ids, &ops);
         let kept = fate
             .as_ref()
             .map_or(ops.len(), |f| f.iter().flatten().count());
-        let mut out = Vec::with_capacity(kept);
+        let mut out = Steps {
+            steps: Vec::with_capacity(kept),
+            ids: Vec::with_capacity(kept),
+            paths: replay::Paths::new(Vec::new()),
+        };
         for (i, row) in read.changes.iter().enumerate() {
             let op = match &fate {
                 Some(fate) => match fate[i] {
@@ -348,14 +355,23 @@ impl Repo {
                 },
                 None => ops[i],
             };
-            out.push(Step {
-                path: texts[ids[i]].clone(),
+            out.steps.push(Step {
+                path: paths.text(ids[i]).clone(),
                 op,
                 new: self.store.value_text(read.value(row))?,
             });
+            out.ids.push(ids[i]);
         }
+        out.paths = paths;
         Ok(out)
     }
+}
+
+/// What a replay reads: its steps, and the number [`replay::Paths`] gave each one's path.
+struct Steps {
+    steps: Vec<Step>,
+    ids: Vec<usize>,
+    paths: replay::Paths,
 }
 
 fn replay_error(key: &str, e: &diff::ApplyError) -> Error {

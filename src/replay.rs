@@ -39,21 +39,35 @@ pub(crate) struct Step {
     pub(crate) new: Option<String>,
 }
 
-/// `base` (canonical text; `None`: absent) with `changes` applied in order, as canonical
-/// text (`None` inside: absent). `base_checked` says that `base` is known canonical (it
-/// hashes to what the store recorded for it); otherwise it is checked first. `None`: the
-/// changes could not be replayed on text (see the module documentation).
+/// [`replay_numbered`], the paths numbered here.
+#[cfg(test)]
 pub(crate) fn replay(
     base: Option<&str>,
     base_checked: bool,
-    changes: impl IntoIterator<Item = Step>,
+    changes: Vec<Step>,
+) -> Option<Option<String>> {
+    let (ids, paths) = tests::number(&changes);
+    replay_numbered(base, base_checked, changes, ids, paths)
+}
+
+/// `base` (canonical text; `None`: absent) with `changes` applied in order, as canonical
+/// text (`None` inside: absent); `ids` numbers each change's path among `paths`.
+/// `base_checked` says that `base` is known canonical (it hashes to what the store
+/// recorded for it); otherwise it is checked first. `None`: the changes could not be
+/// replayed on text (see the module documentation).
+pub(crate) fn replay_numbered(
+    base: Option<&str>,
+    base_checked: bool,
+    changes: Vec<Step>,
+    ids: Vec<usize>,
+    mut paths: Paths,
 ) -> Option<Option<String>> {
     // A change at the root replaces the whole document, so while the changes start with
     // such, the value of the last one is the base (read forward from before a document
     // was put, the first change is its whole text) and no tree of edits is built on it.
-    let mut changes = changes.into_iter().peekable();
+    let mut changes = changes.into_iter().zip(ids).peekable();
     let (mut base, mut base_checked) = (base.map(Cow::Borrowed), base_checked);
-    while let Some(step) = changes.next_if(|c| c.path.is_empty() && c.op != Op::Move) {
+    while let Some((step, _)) = changes.next_if(|(c, _)| c.path.is_empty() && c.op != Op::Move) {
         match (step.op, base.is_some()) {
             (Op::Add, true) | (Op::Remove | Op::Replace, false) => return None,
             _ => {}
@@ -61,16 +75,17 @@ pub(crate) fn replay(
         (base, base_checked) = (step.new.map(Cow::Owned), false);
     }
     let base = base.as_deref();
-    let changes: Vec<Step> = changes.collect();
-    let (ids, texts) = number_paths(&changes);
-    let keys = path_keys(&texts)?;
-    let (changes, ids) = without_superseded(changes, ids, &texts);
+    let (changes, ids): (Vec<Step>, Vec<usize>) = changes.unzip();
+    let (changes, ids) = without_superseded(changes, ids, &mut paths);
+    let tree = paths.tree()?;
     let mut edits = Edits {
         root: Node::Inside(BTreeMap::new()),
         base: base.is_some(),
     };
+    let mut keys = Vec::new();
     for (change, id) in changes.into_iter().zip(ids) {
-        edits.apply(change, &keys[id])?;
+        tree.keys_of(id, &mut keys);
+        edits.apply(change, &keys)?;
     }
     // No edit inside a base known to be canonical: it is the answer as it stands.
     if let (Node::Inside(children), Some(text), true) = (&edits.root, base, base_checked)
@@ -93,15 +108,14 @@ pub(crate) fn replay(
     Some(Some(out))
 }
 
-/// `steps` (at paths `ids`, numbers into `texts`) with the runs of steps folded as
-/// [`folded`] says.
+/// `steps` (at paths `ids`) with the runs of steps folded as [`Paths::folded`] says.
 fn without_superseded(
     steps: Vec<Step>,
     ids: Vec<usize>,
-    texts: &[Arc<str>],
+    paths: &mut Paths,
 ) -> (Vec<Step>, Vec<usize>) {
     let ops: Vec<Op> = steps.iter().map(|s| s.op).collect();
-    let Some(fate) = folded(&ids, &ops, texts) else {
+    let Some(fate) = paths.folded(&ids, &ops) else {
         return (steps, ids);
     };
     steps
@@ -112,145 +126,202 @@ fn without_superseded(
         .unzip()
 }
 
-/// What becomes of each of a replay's steps, at paths `ids` (numbers into `texts`) with
-/// ops `ops`, once the run of steps of each path that has no other path of the steps
-/// inside it or around it (so its steps meet no other) is folded into one: its value is
-/// the last step's, its op says whether the path held a value before the first and after
-/// the last (none before nor after: no step). `Some(op)`: kept, with that op; `None`:
-/// dropped. A feed whose versions replace thousands of numbers each is then replayed a
-/// step per field, not per field and version.
-///
-/// `None` for all of them when nothing folds: a move, a path with one step each, or
-/// steps at a path that do not follow one another (an `add` where there is a value, a
-/// `remove` or `replace` where there is none), which are all kept so that the replay sees
-/// what is wrong.
-pub(crate) fn folded(ids: &[usize], ops: &[Op], texts: &[Arc<str>]) -> Option<Vec<Option<Op>>> {
-    if ops.len() < 2 || ops.contains(&Op::Move) {
-        return None;
+/// The distinct paths of a replay, by number, and the tree of their steps ([`Tree`]),
+/// made once for the thousands of paths one version of a wide feed touches.
+pub(crate) struct Paths {
+    texts: Vec<Arc<str>>,
+    /// Made on first use; `None` inside: a path that does not parse.
+    tree: Option<Option<Tree>>,
+}
+
+impl Paths {
+    /// Paths `texts`, each a different path, numbered by their place.
+    pub(crate) fn new(texts: Vec<Arc<str>>) -> Self {
+        Self { texts, tree: None }
     }
-    // Per path: whether it held a value before its first step and after each step so far,
-    // and the index of its last step.
-    let mut runs: Vec<Option<(bool, bool, usize)>> = vec![None; texts.len()];
-    for (i, (&op, &id)) in ops.iter().zip(ids).enumerate() {
-        let before = op != Op::Add;
-        let after = op != Op::Remove;
-        match runs.get_mut(id)? {
-            run @ None => *run = Some((before, after, i)),
-            Some(run) if run.1 == before => (run.1, run.2) = (after, i),
-            Some(_) => return None,
+
+    /// The text of path `id`.
+    pub(crate) fn text(&self, id: usize) -> &Arc<str> {
+        &self.texts[id]
+    }
+
+    /// The tree of the paths (`None`: one does not parse).
+    fn tree(&mut self) -> Option<&Tree> {
+        self.tree
+            .get_or_insert_with(|| Tree::of(&self.texts))
+            .as_ref()
+    }
+
+    /// What becomes of each of a replay's steps, at paths `ids` (numbers among these
+    /// paths) with ops `ops`, once the run of steps of each path that has no
+    /// other path of the steps inside it or around it (so its steps meet no other) is
+    /// folded into one: its value is the last step's, its op says whether the path held a
+    /// value before the first and after the last (none before nor after: no step).
+    /// `Some(op)`: kept, with that op; `None`: dropped. A feed whose versions replace
+    /// thousands of numbers each is then replayed a step per field, not per field and
+    /// version.
+    ///
+    /// `None` for all of them when nothing folds: a move, a path with one step each, a
+    /// path that does not parse, or steps at a path that do not follow one another (an
+    /// `add` where there is a value, a `remove` or `replace` where there is none), which
+    /// are all kept so that the replay sees what is wrong.
+    pub(crate) fn folded(&mut self, ids: &[usize], ops: &[Op]) -> Option<Vec<Option<Op>>> {
+        if ops.len() < 2 || ops.contains(&Op::Move) {
+            return None;
         }
-    }
-    if texts.len() == ops.len() {
-        return None;
-    }
-    // Paths with another inside them, or inside another, keep every step.
-    let paths: rustc_hash::FxHashSet<&str> = texts.iter().map(|t| &**t).collect();
-    let mut nested: rustc_hash::FxHashSet<&str> = Default::default();
-    for path in texts {
-        for outer in ancestors(path) {
-            if paths.contains(outer) {
-                nested.insert(path);
-                nested.insert(outer);
+        // Per path: whether it held a value before its first step and after each step so
+        // far, and the index of its last step.
+        let mut runs: Vec<Option<(bool, bool, usize)>> = vec![None; self.texts.len()];
+        for (i, (&op, &id)) in ops.iter().zip(ids).enumerate() {
+            let before = op != Op::Add;
+            let after = op != Op::Remove;
+            match runs.get_mut(id)? {
+                run @ None => *run = Some((before, after, i)),
+                Some(run) if run.1 == before => (run.1, run.2) = (after, i),
+                Some(_) => return None,
             }
         }
-    }
-    for (run, text) in runs.iter_mut().zip(texts) {
-        if nested.contains(&**text) {
-            *run = None;
+        if self.texts.len() == ops.len() {
+            return None;
         }
-    }
-    Some(
-        ops.iter()
-            .zip(ids)
-            .enumerate()
-            .map(|(i, (&op, &id))| match runs[id] {
-                Some((before, after, last)) if i == last => Op::between_presence(before, after),
-                Some(_) => None,
-                None => Some(op),
-            })
-            .collect(),
-    )
-}
-
-/// The texts of the paths around path `text` (a path's text), the root first: each prefix
-/// that ends where a step starts (a `/` or a `[`). A `/` or `[` inside a selector's JSON
-/// value gives a prefix that is no path at all, so no path's text equals it.
-fn ancestors(text: &str) -> impl Iterator<Item = &str> {
-    text.bytes()
-        .enumerate()
-        .filter(|&(_, b)| b == b'/' || b == b'[')
-        .map(|(i, _)| &text[..i])
-}
-
-/// The keys along each of the paths `texts`, each step text parsed once (the thousands of
-/// paths of a replay repeat a few member names and elements), and each key ranked among
-/// all of them in canonical order once. `None`: a path that does not parse.
-fn path_keys(texts: &[Arc<str>]) -> Option<Vec<Rc<[Ranked]>>> {
-    let mut by_step: rustc_hash::FxHashMap<&str, usize> = Default::default();
-    let mut distinct: Vec<Key> = Vec::new();
-    let mut paths = Vec::with_capacity(texts.len());
-    for path in texts {
-        let mut steps = Vec::new();
-        for text in step_texts(path) {
-            let text = text?;
-            let n = match by_step.get(text) {
-                Some(&n) => n,
-                None => {
-                    distinct.push(Key::of_step(text)?);
-                    by_step.insert(text, distinct.len() - 1);
-                    distinct.len() - 1
-                }
-            };
-            steps.push(n);
+        // Paths with another inside them, or inside another, keep every step.
+        let tree = self.tree()?;
+        for (run, &nested) in runs.iter_mut().zip(&tree.nested) {
+            if nested {
+                *run = None;
+            }
         }
-        paths.push(steps);
-    }
-    // Equal keys (two texts of one step) share a rank.
-    let mut order: Vec<usize> = (0..distinct.len()).collect();
-    order.sort_unstable_by(|&a, &b| distinct[a].cmp(&distinct[b]));
-    let mut ranks = vec![0u32; distinct.len()];
-    let mut rank = 0u32;
-    for (i, pair) in order.iter().enumerate() {
-        if i > 0 && distinct[order[i - 1]] != distinct[*pair] {
-            rank += 1;
-        }
-        ranks[*pair] = rank;
-    }
-    let keys: Vec<Rc<Key>> = distinct.into_iter().map(Rc::new).collect();
-    Some(
-        paths
-            .into_iter()
-            .map(|steps| {
-                steps
-                    .into_iter()
-                    .map(|n| Ranked {
-                        rank: ranks[n],
-                        key: keys[n].clone(),
-                    })
-                    .collect()
-            })
-            .collect(),
-    )
-}
-
-/// Each step's path as a number (in the order paths first appear), and the text of each.
-/// Steps at one path mostly share its `Arc`: a text is hashed once per `Arc`, not per step.
-fn number_paths(steps: &[Step]) -> (Vec<usize>, Vec<Arc<str>>) {
-    let mut by_arc: rustc_hash::FxHashMap<*const u8, usize> = Default::default();
-    let mut by_text: rustc_hash::FxHashMap<&str, usize> = Default::default();
-    let mut texts = Vec::new();
-    let ids = steps
-        .iter()
-        .map(|step| {
-            *by_arc.entry(step.path.as_ptr()).or_insert_with(|| {
-                *by_text.entry(&step.path).or_insert_with(|| {
-                    texts.push(step.path.clone());
-                    texts.len() - 1
+        Some(
+            ops.iter()
+                .zip(ids)
+                .enumerate()
+                .map(|(i, (&op, &id))| match runs[id] {
+                    Some((before, after, last)) if i == last => Op::between_presence(before, after),
+                    Some(_) => None,
+                    None => Some(op),
                 })
-            })
+                .collect(),
+        )
+    }
+}
+
+/// The steps of a replay's paths as a tree: a node per distinct prefix (the root, node 0,
+/// is the whole document), each step's text parsed once into a key and each key ranked
+/// among all of them once.
+struct Tree {
+    /// Per node: the node it is inside (the root: itself) and its key (the root: none).
+    parent: Vec<usize>,
+    key: Vec<usize>,
+    /// The node of each path.
+    node_of: Vec<usize>,
+    /// The distinct keys and the rank of each in canonical order (equal keys, two texts of
+    /// one step, share a rank).
+    keys: Vec<Rc<Key>>,
+    ranks: Vec<u32>,
+    /// Per path: whether another path is inside it or around it.
+    nested: Vec<bool>,
+}
+
+impl Tree {
+    /// The tree of paths `texts`; `None` when one does not parse.
+    fn of(texts: &[Arc<str>]) -> Option<Self> {
+        let mut nodes: rustc_hash::FxHashMap<&str, usize> = Default::default();
+        nodes.insert("", 0);
+        let (mut parent, mut key) = (vec![0], vec![usize::MAX]);
+        let mut by_step: rustc_hash::FxHashMap<&str, usize> = Default::default();
+        let mut distinct: Vec<Key> = Vec::new();
+        let mut node_of = Vec::with_capacity(texts.len());
+        let mut starts = Vec::new();
+        for text in texts {
+            let text: &str = text;
+            if let Some(&node) = nodes.get(text) {
+                node_of.push(node);
+                continue;
+            }
+            // Where each step starts; the prefixes before them are the path's ancestors.
+            starts.clear();
+            for step in step_texts(text) {
+                starts.push(step?.as_ptr() as usize - text.as_ptr() as usize);
+            }
+            // The longest ancestor with a node (most often the parent), then a node for
+            // each step after it.
+            let (mut at, mut node) = starts
+                .iter()
+                .enumerate()
+                .rev()
+                .find_map(|(i, &start)| nodes.get(&text[..start]).map(|&n| (i, n)))?;
+            while at < starts.len() {
+                let end = starts.get(at + 1).copied().unwrap_or(text.len());
+                let step = &text[starts[at]..end];
+                let k = match by_step.get(step) {
+                    Some(&k) => k,
+                    None => {
+                        distinct.push(Key::of_step(step)?);
+                        by_step.insert(step, distinct.len() - 1);
+                        distinct.len() - 1
+                    }
+                };
+                parent.push(node);
+                key.push(k);
+                node = parent.len() - 1;
+                nodes.insert(&text[..end], node);
+                at += 1;
+            }
+            node_of.push(node);
+        }
+        let mut order: Vec<usize> = (0..distinct.len()).collect();
+        order.sort_unstable_by(|&a, &b| distinct[a].cmp(&distinct[b]));
+        let mut ranks = vec![0u32; distinct.len()];
+        let mut rank = 0u32;
+        for (i, &k) in order.iter().enumerate() {
+            if i > 0 && distinct[order[i - 1]] != distinct[k] {
+                rank += 1;
+            }
+            ranks[k] = rank;
+        }
+        // A node has a path strictly inside it (`below`) or strictly around it (`above`).
+        // Nodes come after the node they are inside.
+        let mut is_path = vec![false; parent.len()];
+        for &node in &node_of {
+            is_path[node] = true;
+        }
+        let mut below = vec![false; parent.len()];
+        for &node in &node_of {
+            let mut n = node;
+            while n != 0 && !below[parent[n]] {
+                below[parent[n]] = true;
+                n = parent[n];
+            }
+        }
+        let mut above = vec![false; parent.len()];
+        for n in 1..parent.len() {
+            above[n] = is_path[parent[n]] || above[parent[n]];
+        }
+        let nested = node_of.iter().map(|&n| below[n] || above[n]).collect();
+        Some(Tree {
+            parent,
+            key,
+            node_of,
+            keys: distinct.into_iter().map(Rc::new).collect(),
+            ranks,
+            nested,
         })
-        .collect();
-    (ids, texts)
+    }
+
+    /// The keys along path `id`, root first, in `out`.
+    fn keys_of(&self, id: usize, out: &mut Vec<Ranked>) {
+        out.clear();
+        let mut n = self.node_of[id];
+        while n != 0 {
+            let k = self.key[n];
+            out.push(Ranked {
+                rank: self.ranks[k],
+                key: self.keys[k].clone(),
+            });
+            n = self.parent[n];
+        }
+        out.reverse();
+    }
 }
 
 /// The text of each step of path `text`: `/name` up to the next `/` or `[`, a selector
@@ -321,7 +392,7 @@ enum Key {
     Element { sort: Rc<str>, fields: Rc<[String]> },
 }
 
-/// A step's key with its rank among the keys of one replay (see [`path_keys`]): the edits
+/// A step's key with its rank among the keys of one replay (see [`Tree`]): the edits
 /// of a replay of thousands of changes are ordered by comparing numbers, not texts in
 /// canonical order.
 #[derive(Clone)]
@@ -639,10 +710,26 @@ mod tests {
         }
     }
 
+    /// Each step's path as a number, in the order paths first appear.
+    pub(super) fn number(steps: &[Step]) -> (Vec<usize>, Paths) {
+        let mut texts: Vec<Arc<str>> = Vec::new();
+        let ids = steps
+            .iter()
+            .map(|s| match texts.iter().position(|t| *t == s.path) {
+                Some(n) => n,
+                None => {
+                    texts.push(s.path.clone());
+                    texts.len() - 1
+                }
+            })
+            .collect();
+        (ids, Paths::new(texts))
+    }
+
     /// The steps `without_superseded` keeps.
     fn fold(steps: Vec<Step>) -> Vec<Step> {
-        let (ids, texts) = number_paths(&steps);
-        without_superseded(steps, ids, &texts).0
+        let (ids, mut paths) = number(&steps);
+        without_superseded(steps, ids, &mut paths).0
     }
 
     fn run(base: Option<&str>, steps: Vec<Step>) -> Option<Option<String>> {
@@ -809,11 +896,17 @@ mod tests {
         );
         assert_eq!(split(r#"/a[id="open"#), None);
         assert_eq!(split("a/b"), None);
-        // A '/' or '[' inside a selector's value makes a prefix that is no path.
-        assert_eq!(
-            ancestors(r#"/l[k="x/y"]/v"#).collect::<Vec<_>>(),
-            vec!["", "/l", r#"/l[k="x"#, r#"/l[k="x/y"]"#]
-        );
+        // A '/' or '[' inside a selector's value starts no step: the paths around
+        // `/l[k="x/y"]/v` are the root, `/l` and `/l[k="x/y"]`, never `/l[k="x`.
+        let paths = |texts: &[&str]| Paths::new(texts.iter().map(|&t| Arc::from(t)).collect());
+        let mut broken = paths(&[r#"/l[k="x/y"]/v"#, r#"/l[k="x"#, r#"/l[k="x/y"]"#, "/m"]);
+        assert!(broken.tree().is_none(), "a path that does not parse");
+        let mut paths = paths(&[r#"/l[k="x/y"]/v"#, r#"/l[k="x"]"#, "/m", r#"/l[k="x/y"]"#]);
+        let tree = paths.tree().unwrap();
+        assert_eq!(tree.nested, [true, false, false, true]);
+        let mut keys = Vec::new();
+        tree.keys_of(0, &mut keys);
+        assert_eq!(keys.len(), 3);
         // Keys come from each step's text parsed alone: a malformed one stops the replay.
         assert!(Key::of_step("/a/b").is_none());
         assert!(Key::of_step(r#"[id=1]"#).is_some());
