@@ -319,8 +319,13 @@ fn open_db(path: &Path, create: bool) -> rusqlite::Result<Connection> {
     // A page cache of 16 MiB (SQLite's default is 2 MiB, and grows only as pages are
     // read): a large document read at the start of a write is still cached when the write
     // frees its pages, instead of being read from disk a second time.
+    // Pages read through a mapping of the file (up to 256 MiB of it) instead of copied into
+    // that cache: a process that reads thousands of paths once (an as-of read of a wide
+    // feed: 121 pages of `path`) no longer fills fresh memory with copies of them, 1,072
+    // page faults down to 942 and 3-8% of `hist show KEY @T` on the real feed.
     conn.execute_batch(
         "PRAGMA cache_size = -16384;
+         PRAGMA mmap_size = 268435456;
          PRAGMA synchronous = FULL;
          PRAGMA journal_size_limit = 8388608;
          PRAGMA foreign_keys = ON;
