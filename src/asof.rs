@@ -342,11 +342,7 @@ impl Repo {
         let kept = fate
             .as_ref()
             .map_or(ops.len(), |f| f.iter().flatten().count());
-        let mut out = Steps {
-            steps: Vec::with_capacity(kept),
-            ids: Vec::with_capacity(kept),
-            paths: replay::Paths::new(Vec::new()),
-        };
+        let (mut steps, mut kept_ids) = (Vec::with_capacity(kept), Vec::with_capacity(kept));
         for (i, row) in read.changes.iter().enumerate() {
             let op = match &fate {
                 Some(fate) => match fate[i] {
@@ -355,15 +351,18 @@ impl Repo {
                 },
                 None => ops[i],
             };
-            out.steps.push(Step {
+            steps.push(Step {
                 path: paths.text(ids[i]).clone(),
                 op,
                 new: self.store.value_text(read.value(row))?,
             });
-            out.ids.push(ids[i]);
+            kept_ids.push(ids[i]);
         }
-        out.paths = paths;
-        Ok(out)
+        Ok(Steps {
+            steps,
+            ids: kept_ids,
+            paths,
+        })
     }
 }
 
