@@ -39,19 +39,23 @@ pub(crate) struct Step {
     pub(crate) new: Option<String>,
 }
 
-/// [`replay_numbered`], the paths numbered here.
+/// [`replay_numbered`], the paths numbered and the steps folded here (as an as-of read
+/// does before it lays out values).
 #[cfg(test)]
 pub(crate) fn replay(
     base: Option<&str>,
     base_checked: bool,
     changes: Vec<Step>,
 ) -> Option<Option<String>> {
-    let (ids, paths) = tests::number(&changes);
+    let (ids, mut paths) = tests::number(&changes);
+    let (changes, ids) = tests::without_superseded(changes, ids, &mut paths);
     replay_numbered(base, base_checked, changes, ids, paths)
 }
 
 /// `base` (canonical text; `None`: absent) with `changes` applied in order, as canonical
-/// text (`None` inside: absent); `ids` numbers each change's path among `paths`.
+/// text (`None` inside: absent); `ids` numbers each change's path among `paths`. The
+/// caller folds each path's run of changes first ([`Paths::folded`]) when it can: the
+/// answer is the same, for less work.
 /// `base_checked` says that `base` is known canonical (it hashes to what the store
 /// recorded for it); otherwise it is checked first. `None`: the changes could not be
 /// replayed on text (see the module documentation).
@@ -75,15 +79,13 @@ pub(crate) fn replay_numbered(
         (base, base_checked) = (step.new.map(Cow::Owned), false);
     }
     let base = base.as_deref();
-    let (changes, ids): (Vec<Step>, Vec<usize>) = changes.unzip();
-    let (changes, ids) = without_superseded(changes, ids, &mut paths);
     let tree = paths.tree()?;
     let mut edits = Edits {
         root: Node::Inside(BTreeMap::new()),
         base: base.is_some(),
     };
     let mut keys = Vec::new();
-    for (change, id) in changes.into_iter().zip(ids) {
+    for (change, id) in changes {
         tree.keys_of(id, &mut keys);
         edits.apply(change, &keys)?;
     }
@@ -106,24 +108,6 @@ pub(crate) fn replay_numbered(
         root => emit(base, root, &mut out)?,
     }
     Some(Some(out))
-}
-
-/// `steps` (at paths `ids`) with the runs of steps folded as [`Paths::folded`] says.
-fn without_superseded(
-    steps: Vec<Step>,
-    ids: Vec<usize>,
-    paths: &mut Paths,
-) -> (Vec<Step>, Vec<usize>) {
-    let ops: Vec<Op> = steps.iter().map(|s| s.op).collect();
-    let Some(fate) = paths.folded(&ids, &ops) else {
-        return (steps, ids);
-    };
-    steps
-        .into_iter()
-        .zip(ids)
-        .zip(fate)
-        .filter_map(|((step, id), op)| Some((Step { op: op?, ..step }, id)))
-        .unzip()
 }
 
 /// The distinct paths of a replay, by number, and the tree of their steps ([`Tree`]),
@@ -724,6 +708,24 @@ mod tests {
             })
             .collect();
         (ids, Paths::new(texts))
+    }
+
+    /// `steps` (at paths `ids`) with the runs of steps folded as [`Paths::folded`] says.
+    pub(super) fn without_superseded(
+        steps: Vec<Step>,
+        ids: Vec<usize>,
+        paths: &mut Paths,
+    ) -> (Vec<Step>, Vec<usize>) {
+        let ops: Vec<Op> = steps.iter().map(|s| s.op).collect();
+        let Some(fate) = paths.folded(&ids, &ops) else {
+            return (steps, ids);
+        };
+        steps
+            .into_iter()
+            .zip(ids)
+            .zip(fate)
+            .filter_map(|((step, id), op)| Some((Step { op: op?, ..step }, id)))
+            .unzip()
     }
 
     /// The steps `without_superseded` keeps.

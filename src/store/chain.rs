@@ -50,7 +50,11 @@ impl TxHasher {
         let (at, actor, reason, kind): (String, String, Option<String>, String) = conn
             .prepare_cached("SELECT at, actor, reason, kind FROM tx WHERE id = ?1")?
             .query_row([id], |r| r.try_into())?;
-        Self::of(conn, id, [Some(at), Some(actor), reason, Some(kind)])
+        Self::of(
+            conn,
+            id,
+            [Some(&at), Some(&actor), reason.as_deref(), Some(&kind)],
+        )
     }
 
     /// [`TxHasher::begin`] for transaction `info`, whose row this write inserted with
@@ -60,16 +64,16 @@ impl TxHasher {
             conn,
             info.id,
             [
-                Some(info.at.to_string()),
-                Some(info.actor.clone()),
-                info.reason.clone(),
-                Some(info.kind.clone()),
+                Some(&info.at.to_string()),
+                Some(&info.actor),
+                info.reason.as_deref(),
+                Some(&info.kind),
             ],
         )
     }
 
     /// The hasher of transaction `id` whose row holds `fields` (at, actor, reason, kind).
-    fn of(conn: &Connection, id: i64, fields: [Option<String>; 4]) -> Result<Self> {
+    fn of(conn: &Connection, id: i64, fields: [Option<&str>; 4]) -> Result<Self> {
         let prev: Option<Vec<u8>> = conn
             .prepare_cached("SELECT hash FROM tx WHERE id < ?1 ORDER BY id DESC LIMIT 1")?
             .query_row([id], |r| r.get(0))
@@ -78,7 +82,7 @@ impl TxHasher {
         feed(&mut h, prev.as_deref());
         h.update(&id.to_le_bytes());
         for field in fields {
-            feed(&mut h, field.as_deref().map(str::as_bytes));
+            feed(&mut h, field.map(str::as_bytes));
         }
         Ok(Self { h, id })
     }
