@@ -14,8 +14,9 @@ use crate::model::Op;
 use crate::replay::{self, Step};
 use crate::repo::Repo;
 use crate::retention::Compaction;
-use crate::store::{Order, ReadPlan, Side, parse_stored};
+use crate::store::{Order, ReadPlan, Side, SideChanges, parse_stored};
 use crate::time::When;
+use std::borrow::Cow;
 
 /// A document as of some point.
 #[derive(Clone, Debug, PartialEq)]
@@ -51,6 +52,9 @@ pub struct AsOfText {
     /// out of canonical order) and were replayed on values instead: the same document, read
     /// more slowly.
     pub on_values: bool,
+    /// True when every change the read went through replaced a value its checkpoint lists
+    /// as a leaf, and the checkpoint's text was patched in one pass instead.
+    pub patched: bool,
 }
 
 /// `plan`'s direction: `via`, or the one that replays fewer changes.
@@ -215,6 +219,7 @@ impl Repo {
                     direction: Direction::Forward,
                     compacted: Vec::new(),
                     on_values: false,
+                    patched: false,
                 }),
             }
         })
@@ -238,6 +243,7 @@ impl Repo {
                 direction: Direction::Forward,
                 compacted: self.compacted_at(key, bound)?,
                 on_values: false,
+                patched: false,
             });
         };
         let compacted = match start.compacted {
@@ -245,7 +251,9 @@ impl Repo {
             false => Vec::new(),
         };
         let direction = direction(&start, via);
-        let (base, checked, steps) = match direction {
+        // The text read from, whether it is the text its name says, and the version of
+        // the checkpoint it is (`None`: the current document).
+        let (base, checked, from, read) = match direction {
             Direction::Backward => {
                 let (text, checked) = match &start.later {
                     Some((_, object)) => self.checkpoint_text(object.as_ref())?,
@@ -257,31 +265,56 @@ impl Repo {
                         (text, checked)
                     }
                 };
-                let steps = self.steps(&start, start.target, start.back_from(), Side::Old)?;
-                (text, checked, steps)
+                let read = self.store.side_changes(
+                    start.key_id,
+                    start.sealed_seq,
+                    start.target,
+                    start.back_from(),
+                    Side::Old,
+                )?;
+                (text, checked, start.later.as_ref().map(|l| l.0), read)
             }
             Direction::Forward => {
                 let (text, checked) = self.checkpoint_text(start.ckpt_obj.as_ref())?;
-                let steps = self.steps(&start, start.ckpt_seq, start.target, Side::New)?;
-                (text, checked, steps)
+                let read = self.store.side_changes(
+                    start.key_id,
+                    start.sealed_seq,
+                    start.ckpt_seq,
+                    start.target,
+                    Side::New,
+                )?;
+                (text, checked, Some(start.ckpt_seq), read)
             }
         };
-        let replayed = steps.steps.len();
-        let Steps { steps, ids, paths } = steps;
-        let (text, on_values) =
-            match replay::replay_numbered(base.as_deref(), checked, steps, ids, paths) {
-                Some(Some(text)) if text.contains(crate::shred::SEALED) => {
-                    let doc = self.unseal_doc(Some(parse_stored(&text)?))?;
-                    (doc.as_ref().map(canon::to_canonical_string), false)
-                }
-                Some(text) => (text, false),
-                // Not replayable on text: on values, which also names what is wrong.
-                None => {
-                    let doc = self.replay_values(key, bound, &start, direction)?.doc;
-                    let doc = self.unseal_doc(doc)?;
-                    (doc.as_ref().map(canon::to_canonical_string), true)
-                }
-            };
+        let patched = match (&base, from) {
+            (Some(base), Some(seq)) if checked => self.patched(key, seq, base, &read)?,
+            _ => None,
+        };
+        let was_patched = patched.is_some();
+        let (replayed, replay) = match patched {
+            Some((text, edits)) => (edits, Some(Some(text))),
+            None => {
+                let Steps { steps, ids, paths } = self.steps(read)?;
+                let replayed = steps.len();
+                (
+                    replayed,
+                    replay::replay_numbered(base.as_deref(), checked, steps, ids, paths),
+                )
+            }
+        };
+        let (text, on_values) = match replay {
+            Some(Some(text)) if text.contains(crate::shred::SEALED) => {
+                let doc = self.unseal_doc(Some(parse_stored(&text)?))?;
+                (doc.as_ref().map(canon::to_canonical_string), false)
+            }
+            Some(text) => (text, false),
+            // Not replayable on text: on values, which also names what is wrong.
+            None => {
+                let doc = self.replay_values(key, bound, &start, direction)?.doc;
+                let doc = self.unseal_doc(doc)?;
+                (doc.as_ref().map(canon::to_canonical_string), true)
+            }
+        };
         Ok(AsOfText {
             text,
             tx: Some(bound),
@@ -289,7 +322,51 @@ impl Repo {
             direction,
             compacted,
             on_values,
+            patched: was_patched,
         })
+    }
+
+    /// The read `read` as the checkpoint at version `seq` of `key` (its text `base`)
+    /// patched ([`crate::leaves`]) when every change of it replaces the value of one of
+    /// the checkpoint's leaves, with the number of leaves it wrote; `None` otherwise (or
+    /// when the checkpoint's leaves are not indexed).
+    fn patched(
+        &self,
+        key: &str,
+        seq: i64,
+        base: &str,
+        read: &SideChanges,
+    ) -> Result<Option<(String, usize)>> {
+        let Some(leaves) = self.store.checkpoint_leaves(key, seq)? else {
+            return Ok(None);
+        };
+        // Each leaf's last change in the read's order.
+        let mut last: rustc_hash::FxHashMap<u32, usize> = Default::default();
+        for (i, change) in read.changes.iter().enumerate() {
+            match leaves.get(&change.path_id) {
+                Some(&n) if change.op == Op::Replace => _ = last.insert(n, i),
+                _ => return Ok(None),
+            }
+        }
+        let mut values = Vec::with_capacity(last.len());
+        for (n, i) in last {
+            let change = &read.changes[i];
+            let text = match read.inline(change) {
+                Some(text) => Cow::Borrowed(text),
+                None => match self.store.value_text(read.value(change))? {
+                    Some(text) => Cow::Owned(text),
+                    None => return Ok(None),
+                },
+            };
+            // A value is spliced in as it stands: it must be canonical JSON.
+            if canon::checked_index(&text).is_err() {
+                return Ok(None);
+            }
+            values.push((n, text));
+        }
+        let edits = values.len();
+        let text = crate::leaves::patch(base, values.iter().map(|(n, t)| (*n, &**t)).collect());
+        Ok(text.map(|text| (text, edits)))
     }
 
     /// A checkpoint's text (`None`: the document was absent then), and whether it is the
@@ -305,13 +382,13 @@ impl Repo {
         })
     }
 
-    /// The changes of the key `plan` reads with `after < seq <= upto` as replay steps:
-    /// oldest first (`Side::New`), or newest first and inverted (`Side::Old`: to go back
-    /// from `upto` to `after`).
-    fn steps(&self, plan: &ReadPlan, after: i64, upto: i64, side: Side) -> Result<Steps> {
-        let read = self
-            .store
-            .side_changes(plan.key_id, plan.sealed_seq, after, upto, side)?;
+    /// A read's changes (`read`: oldest first, or newest first to be inverted) as replay
+    /// steps.
+    fn steps(&self, read: SideChanges) -> Result<Steps> {
+        let side = read.side();
+        // Every path of the read at once: a replay of many versions names thousands.
+        self.store
+            .load_path_texts(read.changes.iter().map(|c| c.path_id))?;
         let ops: Vec<Op> = read
             .changes
             .iter()

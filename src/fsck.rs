@@ -211,6 +211,11 @@ impl Repo {
                             report.problems.push(format!(
                                 "{key}: checkpoint at version {cseq} differs from the replayed log"
                             ));
+                        } else if let Some(doc) = &doc
+                            && ckpt.leaves.is_some()
+                            && let Some(problem) = self.check_leaves(&key, cseq, doc)?
+                        {
+                            report.problems.push(problem);
                         }
                     }
                 }
@@ -244,6 +249,54 @@ impl Repo {
             }
         }
         Ok(())
+    }
+
+    /// Whether the leaves of `key`'s checkpoint at version `seq` (its document `doc`) are
+    /// where their paths lead ([`crate::leaves`]): a patched read trusts them. Leaves
+    /// named as the rules in force name them are checked by name; others (named under
+    /// rules since changed) by following their paths.
+    fn check_leaves(&self, key: &str, seq: i64, doc: &canon::Value) -> Result<Option<String>> {
+        let problem = |what: &str| {
+            Some(format!(
+                "{key}: the leaves of the checkpoint at version {seq} {what}: they were altered \
+                 outside hist"
+            ))
+        };
+        let Ok(Some(stored)) = self.store.checkpoint_leaves(key, seq) else {
+            return Ok(problem("do not decode"));
+        };
+        let text = canon::to_canonical_string(doc);
+        let Ok(named) = crate::leaves::numbered(&text, &self.key_rules(key)) else {
+            return Ok(problem("cannot be listed"));
+        };
+        let named: std::collections::HashMap<u32, String> = named.into_iter().collect();
+        let mut by_number: Vec<(u32, i64)> = stored.into_iter().map(|(p, n)| (n, p)).collect();
+        by_number.sort_unstable();
+        let mut wanted = by_number.iter().map(|e| e.0).peekable();
+        let spans =
+            crate::leaves::spans(&text, |n, _| wanted.next_if_eq(&n).is_some()).unwrap_or_default();
+        if spans.len() != by_number.len() {
+            return Ok(problem("name values the document does not have"));
+        }
+        for ((n, path_id), (_, start, end)) in by_number.into_iter().zip(spans) {
+            let Ok(path) = self.store.path_text(path_id) else {
+                return Ok(problem("name a path that does not exist"));
+            };
+            if named.get(&n).is_some_and(|p| **p == *path) {
+                continue;
+            }
+            let found = crate::path::DocPath::parse(&path)
+                .ok()
+                .and_then(|p| p.get_text(&text))
+                .map(|t| {
+                    let at = t.as_ptr() as usize - text.as_ptr() as usize;
+                    (at, at + t.len())
+                });
+            if found != Some((start, end)) {
+                return Ok(problem(&format!("put {path} where it is not")));
+            }
+        }
+        Ok(None)
     }
 
     /// Every segment decodes, holds the versions, transactions and paths its index row

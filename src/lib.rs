@@ -35,6 +35,7 @@ mod fsck;
 mod gc;
 mod history;
 pub mod import;
+mod leaves;
 mod log;
 mod ls;
 pub mod model;

@@ -576,6 +576,7 @@ impl Txn<'_> {
             docs: pending.into_iter().map(Pending::into_write).collect(),
             records,
             checks,
+            rules: rules.as_slice(),
         };
         let committed = write.commit(set, |changes| {
             // What the caller sees has its personal values unsealed.

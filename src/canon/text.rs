@@ -274,6 +274,11 @@ impl<'a> Val<'a> {
         self.sub(local, end, self.ends.get(first..*k).unwrap_or_default())
     }
 
+    /// Where this value starts in the whole text.
+    pub(crate) fn offset(&self) -> usize {
+        self.at
+    }
+
     pub(crate) fn first(&self) -> u8 {
         self.text.as_bytes().first().copied().unwrap_or(0)
     }

@@ -39,7 +39,7 @@ use crate::error::{Error, Result};
 use crate::model::{Change, ChangeText, Op};
 use crate::path::DocPath;
 use crate::retention::{Compaction, Retention, Then};
-use crate::rules::{Rule, RuleKind};
+use crate::rules::{KeyRules, Rule, RuleKind};
 use crate::store::checkpoint;
 use crate::store::{self, Order, Store, Stored, WriteTxn};
 use crate::time::Timestamp;
@@ -399,6 +399,7 @@ pub(super) fn rewrite_key(w: &WriteTxn<'_>, kp: &KeyPlan) -> Result<CheckpointSt
         w,
         key,
         survivors: old.survivors,
+        rules: KeyRules::for_key(&store.rules()?, key),
         count: 0,
         bytes: 0,
         ckpt_seq: 0,
@@ -466,6 +467,8 @@ struct Rebuild<'a> {
     key: &'a str,
     /// Old checkpoints by their new version number.
     survivors: HashMap<i64, store::Checkpoint>,
+    /// The key's rules, naming the leaves of the checkpoints it writes.
+    rules: KeyRules,
     count: i64,
     bytes: i64,
     ckpt_seq: i64,
@@ -485,7 +488,21 @@ impl Rebuild<'_> {
                 _ => false,
             };
             if same {
-                self.w.insert_checkpoint(self.key, tx, old)?;
+                // Its leaves again: those stored against others name them by version.
+                let leaves = match doc {
+                    Some(d) => self.w.store().leaves_of(
+                        self.key,
+                        seq,
+                        &canon::to_canonical_string(d),
+                        &self.rules,
+                    )?,
+                    None => None,
+                };
+                let kept = store::Checkpoint {
+                    leaves,
+                    ..old.clone()
+                };
+                self.w.insert_checkpoint(self.key, tx, &kept)?;
                 self.kept += 1;
                 (self.count, self.bytes, self.ckpt_seq) = (0, 0, seq);
                 return Ok(());
@@ -501,7 +518,7 @@ impl Rebuild<'_> {
         if checkpoint::due(self.count, self.bytes, len) {
             let text = doc.map(canon::to_canonical_string);
             self.w
-                .write_checkpoint(self.key, seq, tx, text.as_deref())?;
+                .write_checkpoint(self.key, seq, tx, text.as_deref(), Some(&self.rules))?;
             self.written += 1;
             (self.count, self.bytes, self.ckpt_seq) = (0, 0, seq);
         }

@@ -99,6 +99,28 @@ pub(crate) struct SideChanges {
 }
 
 impl SideChanges {
+    /// Which value of each change it holds.
+    pub(crate) fn side(&self) -> Side {
+        self.side
+    }
+
+    /// The value of `change` (one of [`SideChanges::changes`]) when it is inline text.
+    pub(crate) fn inline(&self, change: &SideChange) -> Option<&str> {
+        match change.value {
+            SideValue::Tail(n) => match self.tail.get(n as usize)? {
+                Stored::Text(text) => Some(text),
+                _ => None,
+            },
+            SideValue::Sealed { segment, row } => {
+                let row = self.segments.get(segment as usize)?.row(row as usize)?;
+                match self.side {
+                    Side::New => row.new,
+                    Side::Old => row.old,
+                }
+            }
+        }
+    }
+
     /// The value of `change` (one of [`SideChanges::changes`]), as stored.
     pub(crate) fn value(&self, change: &SideChange) -> Stored {
         match change.value {
@@ -235,7 +257,7 @@ impl Store {
     /// One side of the changes of key `key_id` with `after < seq <= upto`, for a replay:
     /// `new` oldest first, or `old` newest first. `sealed_seq` is the key's last sealed
     /// version, read in the same snapshot: only the tier that holds the range is asked.
-    /// The texts of every path they touch are loaded ([`Store::path_text`]).
+    /// Their paths are numbers: [`Store::load_path_texts`] loads the texts.
     pub(crate) fn side_changes(
         &self,
         key_id: i64,
@@ -257,13 +279,6 @@ impl Store {
         };
         for seg in segments {
             let decoded = self.decoded_range(&seg, after, upto)?;
-            // Every path of the range at once: a replay of many versions names thousands.
-            self.load_path_texts(
-                decoded
-                    .path_ids_between(after, upto)
-                    .into_iter()
-                    .filter_map(|p| i64::try_from(p).ok()),
-            )?;
             let segment = number(out.segments.len())?;
             let rows = decoded.indices_between(after, upto);
             out.changes.reserve(rows.len());
@@ -297,7 +312,6 @@ impl Store {
             let mut rows = stmt.query(params![key_id, after.max(sealed_seq), upto])?;
             while let Some(row) = rows.next()? {
                 let path_id = row.get(0)?;
-                self.path_text(path_id)?;
                 out.changes.push(SideChange {
                     path_id,
                     op: stored_op(

@@ -32,7 +32,9 @@
 use super::{Cached, Store, WriteTxn};
 use crate::canon::ObjectId;
 use crate::error::Result;
+use crate::rules::KeyRules;
 use rusqlite::{OptionalExtension, params};
+use rustc_hash::FxHashMap;
 
 /// A checkpoint is written once this many changes have accumulated since the last one
 /// (more for large documents: see [`checkpoint_span`])…
@@ -78,19 +80,21 @@ fn level(len: usize) -> i32 {
 }
 
 /// A stored checkpoint: its version, its object (hex; `None`: the document was absent
-/// then) and the base that object is compressed against, if any.
+/// then), the base that object is compressed against, if any, and its leaves
+/// ([`crate::leaves`], as stored: `None` when not indexed).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub(crate) struct Checkpoint {
     pub(crate) seq: i64,
     pub(crate) object: Option<String>,
     pub(crate) base: Option<String>,
+    pub(crate) leaves: Option<Vec<u8>>,
 }
 
 impl Store {
     /// The checkpoints of `key`, oldest first.
     pub(crate) fn checkpoints(&self, key: &str) -> Result<Vec<Checkpoint>> {
         let mut stmt = self.conn.prepare_cached(
-            "SELECT seq, object, base_object FROM checkpoint WHERE key = ?1 ORDER BY seq",
+            "SELECT seq, object, base_object, leaves FROM checkpoint WHERE key = ?1 ORDER BY seq",
         )?;
         let rows = stmt
             .query_map([key], |r| {
@@ -98,6 +102,7 @@ impl Store {
                     seq: r.get(0)?,
                     object: r.get(1)?,
                     base: r.get(2)?,
+                    leaves: r.get(3)?,
                 })
             })?
             .collect::<rusqlite::Result<_>>()?;
@@ -145,9 +150,156 @@ impl Store {
         Ok((id, None))
     }
 
+    /// The leaves of `text`, a checkpoint of `key`'s document under `rules`, whose paths
+    /// have numbers (a path no change was ever recorded at has none, and no change will
+    /// be replayed at it without one), as stored; `None` when there are none.
+    ///
+    /// Stored as [`LEAVES_ALONE`] and a zstd frame of their encoding, or as
+    /// [`LEAVES_AGAINST`], the version of an earlier checkpoint of the key whose leaves
+    /// are stored alone and a frame compressed against those (when that takes under half
+    /// the bytes). A document's leaves change little from one checkpoint to the next, but
+    /// alone they hardly compress: on the real feed of `../shared/data`, 4,200 leaves
+    /// take 10.6 kB encoded and 5.8 kB compressed alone, against a few hundred bytes
+    /// compressed against an earlier checkpoint's.
+    pub(crate) fn leaves_of(
+        &self,
+        key: &str,
+        seq: i64,
+        text: &str,
+        rules: &KeyRules,
+    ) -> Result<Option<Vec<u8>>> {
+        let mut numbered = Vec::new();
+        for (n, path) in crate::leaves::numbered(text, rules).map_err(super::corrupt)? {
+            if let Some(id) = self.path_id(&path)? {
+                numbered.push((
+                    n,
+                    u64::try_from(id).map_err(|_| super::corrupt("a path number"))?,
+                ));
+            }
+        }
+        if numbered.is_empty() {
+            return Ok(None);
+        }
+        let bytes = hist_segment::leafset::encode(&numbered).map_err(super::corrupt)?;
+        let alone = zstd::bulk::compress(&bytes, 19).map_err(self.io_error())?;
+        // The base: the newest earlier checkpoint's leaves if they are stored alone, or
+        // their base.
+        let newest: Option<(i64, Vec<u8>)> = self
+            .conn
+            .cached_row(
+                "SELECT seq, leaves FROM checkpoint
+                 WHERE key = ?1 AND seq < ?2 AND leaves IS NOT NULL
+                 ORDER BY seq DESC LIMIT 1",
+                params![key, seq],
+                |r| Ok((r.get(0)?, r.get(1)?)),
+            )
+            .optional()?;
+        let base = match newest {
+            Some((seq, blob)) => match blob.first() {
+                Some(&LEAVES_ALONE) => Some((seq, blob)),
+                _ => {
+                    let (seq, _) = against(&blob).ok_or_else(|| bad_leaves(key))?;
+                    self.stored_leaves(key, seq)?.map(|blob| (seq, blob))
+                }
+            },
+            None => None,
+        };
+        if let Some((seq, blob)) = base
+            && let Some(base) = self.alone(key, &blob)?
+        {
+            let delta = zstd::bulk::Compressor::with_dictionary(19, &base)
+                .and_then(|mut c| c.compress(&bytes))
+                .map_err(self.io_error())?;
+            if delta.len().saturating_mul(2) < alone.len() {
+                let mut out = vec![LEAVES_AGAINST];
+                out.extend_from_slice(&seq.to_le_bytes());
+                out.extend_from_slice(&delta);
+                return Ok(Some(out));
+            }
+        }
+        let mut out = Vec::with_capacity(alone.len() + 1);
+        out.push(LEAVES_ALONE);
+        out.extend_from_slice(&alone);
+        Ok(Some(out))
+    }
+
+    /// The leaves of `key`'s checkpoint at version `seq` as stored, if any.
+    fn stored_leaves(&self, key: &str, seq: i64) -> Result<Option<Vec<u8>>> {
+        Ok(self
+            .conn
+            .cached_row(
+                "SELECT leaves FROM checkpoint WHERE key = ?1 AND seq = ?2",
+                params![key, seq],
+                |r| r.get(0),
+            )
+            .optional()?
+            .flatten())
+    }
+
+    /// The encoding of leaves stored alone (`None`: `blob` is stored against others).
+    fn alone(&self, key: &str, blob: &[u8]) -> Result<Option<Vec<u8>>> {
+        match blob.split_first() {
+            Some((&LEAVES_ALONE, frame)) => hist_segment::objects::decompress(frame)
+                .map(Some)
+                .map_err(|_| bad_leaves(key)),
+            _ => Ok(None),
+        }
+    }
+
+    /// The leaves of `key`'s checkpoint at version `seq`: the value number of each path
+    /// number. `None`: not indexed.
+    pub(crate) fn checkpoint_leaves(
+        &self,
+        key: &str,
+        seq: i64,
+    ) -> Result<Option<FxHashMap<i64, u32>>> {
+        let Some(blob) = self.stored_leaves(key, seq)? else {
+            return Ok(None);
+        };
+        let bytes = match self.alone(key, &blob)? {
+            Some(bytes) => bytes,
+            None => {
+                let (base, frame) = against(&blob).ok_or_else(|| bad_leaves(key))?;
+                let base = self
+                    .stored_leaves(key, base)?
+                    .and_then(|b| self.alone(key, &b).transpose())
+                    .transpose()?
+                    .ok_or_else(|| bad_leaves(key))?;
+                hist_segment::objects::decompress_with(frame, &base).map_err(|_| bad_leaves(key))?
+            }
+        };
+        let pairs = hist_segment::leafset::decode(&bytes).map_err(super::corrupt)?;
+        let mut by_path = FxHashMap::with_capacity_and_hasher(pairs.len(), Default::default());
+        for (n, path) in pairs {
+            by_path.insert(
+                i64::try_from(path).map_err(|_| super::corrupt("a path number"))?,
+                n,
+            );
+        }
+        Ok(Some(by_path))
+    }
+
     fn io_error(&self) -> impl FnOnce(std::io::Error) -> crate::Error {
         crate::Error::io(self.objects.dir())
     }
+}
+
+/// The first byte of a checkpoint's leaves stored alone…
+const LEAVES_ALONE: u8 = 0;
+/// …or against those of another checkpoint (then its version, 8 bytes little-endian).
+const LEAVES_AGAINST: u8 = 1;
+
+/// The version of the checkpoint whose leaves `blob` is stored against, and its frame.
+fn against(blob: &[u8]) -> Option<(i64, &[u8])> {
+    let (&LEAVES_AGAINST, rest) = blob.split_first()? else {
+        return None;
+    };
+    let (seq, frame) = rest.split_first_chunk::<8>()?;
+    Some((i64::from_le_bytes(*seq), frame))
+}
+
+fn bad_leaves(key: &str) -> crate::Error {
+    super::corrupt(format!("the leaves of a checkpoint of {key} do not decode"))
 }
 
 /// Whether a delta checkpoint of `delta` bytes is kept instead of a full one of `full`: when
@@ -165,23 +317,38 @@ impl WriteTxn<'_> {
         seq: i64,
         tx: i64,
         text: Option<&str>,
+        rules: Option<&KeyRules>,
     ) -> Result<()> {
-        let (object, base) = match text {
+        let (object, base, leaves) = match text {
             Some(text) => {
-                let (id, base) = self.store().put_checkpoint(key, text)?;
-                (Some(id.to_hex()), base.map(|b| b.to_hex()))
+                let store = self.store();
+                let (id, base) = store.put_checkpoint(key, text)?;
+                let leaves = match rules {
+                    Some(rules) => store.leaves_of(key, seq, text, rules)?,
+                    None => None,
+                };
+                (Some(id.to_hex()), base.map(|b| b.to_hex()), leaves)
             }
-            None => (None, None),
+            None => (None, None, None),
         };
-        self.insert_checkpoint(key, tx, &Checkpoint { seq, object, base })
+        self.insert_checkpoint(
+            key,
+            tx,
+            &Checkpoint {
+                seq,
+                object,
+                base,
+                leaves,
+            },
+        )
     }
 
     /// Inserts (or replaces) a checkpoint row of `key` made by transaction `tx`.
     pub(crate) fn insert_checkpoint(&self, key: &str, tx: i64, c: &Checkpoint) -> Result<()> {
         self.conn().cached_exec(
-            "INSERT OR REPLACE INTO checkpoint (key, seq, tx, object, base_object)
-             VALUES (?1, ?2, ?3, ?4, ?5)",
-            params![key, c.seq, tx, c.object, c.base],
+            "INSERT OR REPLACE INTO checkpoint (key, seq, tx, object, base_object, leaves)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+            params![key, c.seq, tx, c.object, c.base, c.leaves],
         )?;
         Ok(())
     }

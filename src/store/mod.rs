@@ -36,7 +36,7 @@ mod value;
 mod version;
 mod write;
 
-pub(crate) use changes::{Order, Side, stored_path};
+pub(crate) use changes::{Order, Side, SideChanges, stored_path};
 pub(crate) use checkpoint::Checkpoint;
 pub(crate) use compact::{KeyRewrite, Merge};
 pub(crate) use docs::LastWritten;
@@ -65,6 +65,7 @@ const MIGRATIONS: &[&str] = &[
     include_str!("sql/0008_doc_rowid.sql"),
     include_str!("sql/0009_segments.sql"),
     include_str!("sql/0010_git_import.sql"),
+    include_str!("sql/0011_checkpoint_leaves.sql"),
 ];
 
 /// Values whose canonical text is longer than this are stored as objects, once.

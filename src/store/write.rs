@@ -23,7 +23,7 @@ use rusqlite::{Connection, OptionalExtension, params};
 
 /// Everything one transaction writes.
 #[derive(Debug)]
-pub(crate) struct WriteSet {
+pub(crate) struct WriteSet<'r> {
     /// The transaction.
     pub(crate) info: TxInfo,
     /// Whether the transaction is recorded (`false`: only checks are, if any).
@@ -34,6 +34,8 @@ pub(crate) struct WriteSet {
     pub(crate) records: Vec<Record>,
     /// Snapshots found unchanged: (key, hash of the canonical text, hex).
     pub(crate) checks: Vec<(String, String)>,
+    /// The rules in force, which name the leaves of the checkpoints it writes.
+    pub(crate) rules: &'r [crate::rules::Rule],
 }
 
 /// The changes a transaction made to one key and the document they leave.
@@ -116,7 +118,7 @@ impl<'s> WriteTxn<'s> {
     /// does, and an error from it rolls the whole transaction back.
     pub(crate) fn commit(
         self,
-        set: WriteSet,
+        set: WriteSet<'_>,
         before_durable: impl FnOnce(&mut [(String, ChangeText)]) -> Result<()>,
     ) -> Result<Committed> {
         let WriteSet {
@@ -125,6 +127,7 @@ impl<'s> WriteTxn<'s> {
             docs,
             records,
             checks,
+            rules,
         } = set;
         let mut changes = Vec::new();
         let mut head = None;
@@ -136,7 +139,7 @@ impl<'s> WriteTxn<'s> {
                 let (key_id, bytes) = self.append_changes(info.id, &doc, &mut hasher)?;
                 let key = doc.key.clone();
                 let (seq, sealed) = (doc.seq, doc.sealed_seq);
-                let doc_changes = self.update_current(info.id, doc, bytes)?;
+                let doc_changes = self.update_current(info.id, doc, bytes, rules)?;
                 let seq = seq + i64::try_from(doc_changes.len()).unwrap_or(i64::MAX);
                 if seq - sealed >= super::segments::SEAL_ROWS {
                     self.seal(key_id, seq)?;
@@ -219,7 +222,13 @@ impl<'s> WriteTxn<'s> {
 
     /// Phase 3: a checkpoint when one is due, then the key's document row. Returns the
     /// key's changes.
-    fn update_current(&self, tx: i64, doc: DocWrite, bytes: i64) -> Result<Vec<ChangeText>> {
+    fn update_current(
+        &self,
+        tx: i64,
+        doc: DocWrite,
+        bytes: i64,
+        rules: &[crate::rules::Rule],
+    ) -> Result<Vec<ChangeText>> {
         let conn = self.conn();
         let n = i64::try_from(doc.changes.len()).unwrap_or(i64::MAX);
         let seq = doc.seq + n;
@@ -231,7 +240,8 @@ impl<'s> WriteTxn<'s> {
                 .map_or(0, |t| i64::try_from(t.len()).unwrap_or(i64::MAX))
         };
         let (ckpt_seq, ckpt_count, ckpt_bytes) = if super::checkpoint::due(count, weight, doc_len) {
-            self.write_checkpoint(&doc.key, seq, tx, doc.text.as_deref())?;
+            let rules = crate::rules::KeyRules::for_key(rules, &doc.key);
+            self.write_checkpoint(&doc.key, seq, tx, doc.text.as_deref(), Some(&rules))?;
             (seq, 0, 0)
         } else {
             (doc.ckpt_seq, count, weight)

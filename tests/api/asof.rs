@@ -268,6 +268,243 @@ proptest! {
     }
 }
 
+// ---------------------------------------------------------------------------------------
+// A feed of figures: most writes replace values the checkpoints list as leaves, and reads
+// patch the checkpoint's text; the rest (new and removed fields, new records, a record's
+// key replaced, whole snapshots) send reads back to the replay. Every read equals the
+// document the store held right after that transaction.
+// ---------------------------------------------------------------------------------------
+
+#[derive(Debug, Clone)]
+enum Feed {
+    /// A figure replaced: `/rows[id=R]/F` or `/t`.
+    Figure(i64, &'static str, Value),
+    /// A field that may not be there yet, set (an add, or a replace).
+    Field(i64, Value),
+    /// A field removed.
+    Drop(i64),
+    /// A record's key replaced (it may collide: the array is then one opaque value).
+    Rekey(i64, i64),
+    /// A new version of the whole document.
+    Snapshot(Vec<(i64, Value)>),
+    Seal(usize),
+}
+
+fn figure() -> impl Strategy<Value = Value> {
+    prop_oneof![
+        (-500i64..500).prop_map(Value::from),
+        "[a-c]{0,3}".prop_map(Value::String),
+        Just(Value::Null),
+        prop::collection::vec((0i64..3).prop_map(Value::from), 0..2).prop_map(Value::Array),
+    ]
+}
+
+fn feed_op() -> impl Strategy<Value = Feed> {
+    let row = 0i64..5;
+    prop_oneof![
+        30 => (row.clone(), prop::sample::select(&["a", "b", "t"][..]), figure())
+            .prop_map(|(r, f, v)| Feed::Figure(r, f, v)),
+        2 => (row.clone(), figure()).prop_map(|(r, v)| Feed::Field(r, v)),
+        1 => row.clone().prop_map(Feed::Drop),
+        1 => (row.clone(), 0i64..7).prop_map(|(r, to)| Feed::Rekey(r, to)),
+        1 => prop::collection::vec((0i64..6, figure()), 0..5).prop_map(Feed::Snapshot),
+        2 => (1usize..40).prop_map(Feed::Seal),
+    ]
+}
+
+fn feed_doc(rows: &[(i64, Value)]) -> Value {
+    let rows: Vec<Value> = rows
+        .iter()
+        .map(|(id, a)| {
+            let mut row = hist::canon::Map::new();
+            row.insert("id".into(), json!(id));
+            row.insert("a".into(), a.clone());
+            row.insert("b".into(), json!({ "c": id }));
+            Value::Object(row)
+        })
+        .collect();
+    let mut doc = hist::canon::Map::new();
+    doc.insert("rows".into(), Value::Array(rows));
+    doc.insert("t".into(), json!(0));
+    Value::Object(doc)
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 40, ..ProptestConfig::default() })]
+
+    #[test]
+    fn reads_patched_on_leaves_equal_the_documents_written(ops in prop::collection::vec(feed_op(), 80..260)) {
+        use hist::path::PathPattern;
+        use hist::rules::RuleKind;
+        let dir = tempfile::tempdir().unwrap();
+        let mut repo = Repo::init(dir.path()).unwrap();
+        let actor = Actor::parse("test:feed").unwrap();
+        let mut n = 0;
+        let mut opts = || {
+            n += 1;
+            TxOptions::new(actor.clone(), "write", Timestamp(1_000 * n))
+        };
+        let mut txn = repo.begin(opts()).unwrap();
+        txn.add_rule(&PathPattern::parse("/rows").unwrap(), None, &RuleKind::ArrayKey(vec!["id".into()]))
+            .unwrap();
+        txn.put("feed", feed_doc(&(0..5).map(|i| (i, json!(i))).collect::<Vec<_>>())).unwrap();
+        let tx = txn.commit().unwrap().tx.unwrap().id;
+        let mut written = vec![(tx, repo.current("feed").unwrap())];
+        for op in &ops {
+            let mut txn = repo.begin(opts()).unwrap();
+            let at = |r: &i64, f: &str| DocPath::parse(&format!("/rows[id={r}]/{f}")).unwrap();
+            // Writes that do not apply (the record is gone, or was rekeyed) are skipped.
+            let done = match op {
+                Feed::Figure(_, "t", v) => txn.set("feed", &DocPath::parse("/t").unwrap(), v.clone()).is_ok(),
+                Feed::Figure(r, f, v) => txn.set("feed", &at(r, f), v.clone()).is_ok(),
+                Feed::Field(r, v) => txn.set("feed", &at(r, "new"), v.clone()).is_ok(),
+                Feed::Drop(r) => txn.remove("feed", &at(r, "new")).is_ok(),
+                Feed::Rekey(r, to) => txn.set("feed", &at(r, "id"), json!(to)).is_ok(),
+                Feed::Snapshot(rows) => txn.put("feed", feed_doc(rows)).is_ok(),
+                Feed::Seal(min) => {
+                    drop(txn);
+                    repo.seal(*min).unwrap();
+                    continue;
+                }
+            };
+            if done && let Some(tx) = txn.commit().unwrap().tx {
+                written.push((tx.id, repo.current("feed").unwrap()));
+            }
+        }
+        for (tx, doc) in &written {
+            let expected = doc.as_ref().map(hist::canon::to_canonical_string);
+            for via in [None, Some(Direction::Forward), Some(Direction::Backward)] {
+                let read = repo.as_of_text_via("feed", *tx, via).unwrap();
+                prop_assert_eq!(&read.text, &expected, "tx {} via {:?} (patched: {})", tx, via, read.patched);
+            }
+        }
+        let report = repo.fsck().unwrap();
+        prop_assert!(report.ok(), "{:?}", report.problems);
+    }
+}
+
+/// A feed of 5 records keyed by `id` and `versions` writes of one figure each (the
+/// write numbered 250 adds a field instead), sealed after the 150th: each write's
+/// transaction and number.
+fn figures(dir: &std::path::Path, versions: i64) -> (Repo, Vec<(i64, Option<i64>)>) {
+    use hist::path::PathPattern;
+    use hist::rules::RuleKind;
+    let mut repo = Repo::init(dir).unwrap();
+    let actor = Actor::parse("test:feed").unwrap();
+    let mut n = 0;
+    let mut opts = || {
+        n += 1;
+        TxOptions::new(actor.clone(), "write", Timestamp(1_000 * n))
+    };
+    let mut txn = repo.begin(opts()).unwrap();
+    txn.add_rule(
+        &PathPattern::parse("/rows").unwrap(),
+        None,
+        &RuleKind::ArrayKey(vec!["id".into()]),
+    )
+    .unwrap();
+    txn.put(
+        "feed",
+        feed_doc(&(0..5).map(|i| (i, json!(i))).collect::<Vec<_>>()),
+    )
+    .unwrap();
+    let mut written = vec![(txn.commit().unwrap().tx.unwrap().id, None)];
+    for i in 0..versions {
+        let mut txn = repo.begin(opts()).unwrap();
+        let path = match i {
+            // A field that was never there: an add, which a patch cannot do.
+            250 => "/rows[id=2]/new".to_owned(),
+            _ => format!("/rows[id={}]/a", i % 5),
+        };
+        txn.set("feed", &DocPath::parse(&path).unwrap(), json!(1000 + i * 7))
+            .unwrap();
+        written.push((txn.commit().unwrap().tx.unwrap().id, Some(i)));
+        if i == 150 {
+            repo.seal(1).unwrap();
+        }
+    }
+    (repo, written)
+}
+
+/// The feed above without its random parts: reads between checkpoints are patched, both
+/// ways and sealed or not, and a read over a new field is replayed; all equal what was
+/// written.
+#[test]
+fn a_feed_of_figures_is_read_patched() {
+    let dir = tempfile::tempdir().unwrap();
+    let (repo, written) = figures(dir.path(), 400);
+    let mut patched = [0, 0];
+    for &(tx, i) in &written {
+        let expected = repo.as_of_tx_via("feed", tx, None).unwrap();
+        let expected = expected.doc.as_ref().map(hist::canon::to_canonical_string);
+        for (k, via) in [Direction::Forward, Direction::Backward]
+            .into_iter()
+            .enumerate()
+        {
+            let read = repo.as_of_text_via("feed", tx, Some(via)).unwrap();
+            assert_eq!(read.text, expected, "tx {tx} via {via:?}");
+            patched[k] += usize::from(read.patched);
+            // Reads over the new field's add replay it: forwards to it, backwards from
+            // before it.
+            let over = match via {
+                Direction::Forward => i == Some(250),
+                Direction::Backward => i == Some(249),
+            };
+            if over && read.replayed > 0 {
+                assert!(!read.patched, "tx {tx} via {via:?}: the add was patched");
+            }
+        }
+    }
+    // Most reads between checkpoints, in both directions.
+    assert!(
+        patched.iter().all(|&p| p > 200),
+        "patched {patched:?} of {}",
+        written.len()
+    );
+}
+
+/// Leaves put where their paths do not lead (the store edited outside hist) would make
+/// patched reads wrong: fsck finds them.
+#[test]
+fn leaves_out_of_place_are_found_by_fsck() {
+    let dir = tempfile::tempdir().unwrap();
+    let (repo, _) = figures(dir.path(), 200);
+    assert!(repo.fsck().unwrap().ok());
+    drop(repo);
+    let db = rusqlite::Connection::open(dir.path().join(".hist/hist.db")).unwrap();
+    // A checkpoint's leaves stored alone (a first byte of 0, then a zstd frame): the paths
+    // of its first two leaves swapped.
+    let (seq, blob): (i64, Vec<u8>) = db
+        .query_row(
+            "SELECT seq, leaves FROM checkpoint WHERE substr(leaves, 1, 1) = x'00' LIMIT 1",
+            [],
+            |r| Ok((r.get(0)?, r.get(1)?)),
+        )
+        .unwrap();
+    let mut leaves = hist_segment::leafset::decode(&zstd::decode_all(&blob[1..]).unwrap()).unwrap();
+    assert!(leaves.len() >= 2, "{leaves:?}");
+    let (a, b) = (leaves[0].1, leaves[1].1);
+    (leaves[0].1, leaves[1].1) = (b, a);
+    let mut swapped = vec![0u8];
+    swapped
+        .extend(zstd::encode_all(&hist_segment::leafset::encode(&leaves).unwrap()[..], 3).unwrap());
+    db.execute(
+        "UPDATE checkpoint SET leaves = ?1 WHERE seq = ?2",
+        rusqlite::params![swapped, seq],
+    )
+    .unwrap();
+    drop(db);
+    let report = Repo::open(dir.path()).unwrap().fsck().unwrap();
+    assert!(
+        report
+            .problems
+            .iter()
+            .any(|p| p.contains(&format!("leaves of the checkpoint at version {seq}"))),
+        "{:?}",
+        report.problems
+    );
+}
+
 /// A stored change value that is not JSON (edited outside hist) makes an as-of read that
 /// replays it an error, on text as on values: never a document with the bytes spliced in.
 #[test]

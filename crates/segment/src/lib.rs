@@ -53,6 +53,7 @@
 #![cfg_attr(test, allow(clippy::unwrap_used))]
 
 mod file;
+pub mod leafset;
 pub mod objects;
 pub mod pathset;
 
