@@ -400,6 +400,7 @@ pub(super) fn rewrite_key(w: &WriteTxn<'_>, kp: &KeyPlan) -> Result<CheckpointSt
         key,
         survivors: old.survivors,
         rules: KeyRules::for_key(&store.rules()?, key),
+        values_only: false,
         count: 0,
         bytes: 0,
         ckpt_seq: 0,
@@ -421,6 +422,10 @@ pub(super) fn rewrite_key(w: &WriteTxn<'_>, kp: &KeyPlan) -> Result<CheckpointSt
             if let Some((pseq, ptx)) = last {
                 rebuild.settle(doc.as_ref(), pseq, ptx, ptx != tx)?;
             }
+            if last.is_none_or(|(_, ptx)| ptx != tx) {
+                rebuild.values_only = true;
+            }
+            rebuild.values_only &= row.op == Op::Replace;
             let inline = |v: &Stored| match v {
                 Stored::Text(t) => Some(t.len()),
                 _ => None,
@@ -467,8 +472,10 @@ struct Rebuild<'a> {
     key: &'a str,
     /// Old checkpoints by their new version number.
     survivors: HashMap<i64, store::Checkpoint>,
-    /// The key's rules, naming the leaves of the checkpoints it writes.
+    /// The key's rules, naming the leaves of the checkpoints it writes…
     rules: KeyRules,
+    /// …when the transaction they follow only replaced values (as a commit decides).
+    values_only: bool,
     count: i64,
     bytes: i64,
     ckpt_seq: i64,
@@ -488,8 +495,9 @@ impl Rebuild<'_> {
                 _ => false,
             };
             if same {
-                // Its leaves again: those stored against others name them by version.
-                let leaves = match doc {
+                // Its leaves again, if it had some: those stored against others name
+                // them by version.
+                let leaves = match doc.filter(|_| old.leaves.is_some()) {
                     Some(d) => self.w.store().leaves_of(
                         self.key,
                         seq,
@@ -517,8 +525,13 @@ impl Rebuild<'_> {
         };
         if checkpoint::due(self.count, self.bytes, len) {
             let text = doc.map(canon::to_canonical_string);
-            self.w
-                .write_checkpoint(self.key, seq, tx, text.as_deref(), Some(&self.rules))?;
+            self.w.write_checkpoint(
+                self.key,
+                seq,
+                tx,
+                text.as_deref(),
+                self.values_only.then_some(&self.rules),
+            )?;
             self.written += 1;
             (self.count, self.bytes, self.ckpt_seq) = (0, 0, seq);
         }

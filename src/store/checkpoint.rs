@@ -13,6 +13,11 @@
 //! time. A delta's base is always a full checkpoint, so reading one decompresses two
 //! objects at most (and a store keeps the bases it decompressed).
 //!
+//! A checkpoint written after a version that only replaced values also lists its leaves
+//! ([`crate::leaves`]; [`Store::leaves_of`] for how they are stored): a read from it whose
+//! changes only replace values patches its text instead of replaying them. On the real
+//! feed that took an as-of read from 1.16-1.22× git's time to 0.87× for 0.15 MB.
+//!
 //! Measured on the real feed of `../shared/data` (737 versions of a 150-220 kB document,
 //! 2,200 changed numbers each; `benches/cdc.sh`): at zstd level 15 instead of 9 its 105
 //! checkpoints take 17% fewer bytes. Spending that room on a third more checkpoints

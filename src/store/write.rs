@@ -240,8 +240,14 @@ impl<'s> WriteTxn<'s> {
                 .map_or(0, |t| i64::try_from(t.len()).unwrap_or(i64::MAX))
         };
         let (ckpt_seq, ckpt_count, ckpt_bytes) = if super::checkpoint::due(count, weight, doc_len) {
-            let rules = crate::rules::KeyRules::for_key(rules, &doc.key);
-            self.write_checkpoint(&doc.key, seq, tx, doc.text.as_deref(), Some(&rules))?;
+            // Leaves only for a key whose versions replace values (this one, at least): a
+            // read that adds or removes anything is replayed, patched leaves or not.
+            let values_only = doc
+                .changes
+                .iter()
+                .all(|c| c.op == crate::model::Op::Replace);
+            let rules = values_only.then(|| crate::rules::KeyRules::for_key(rules, &doc.key));
+            self.write_checkpoint(&doc.key, seq, tx, doc.text.as_deref(), rules.as_ref())?;
             (seq, 0, 0)
         } else {
             (doc.ckpt_seq, count, weight)
