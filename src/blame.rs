@@ -717,21 +717,13 @@ impl Printer<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::rules::{Rule, RuleKind};
+    use crate::rules::RuleKind;
 
     fn rules() -> KeyRules {
-        let rule = |id, pattern: &str, kind| Rule {
-            id,
-            tx: 1,
-            pattern: crate::path::PathPattern::parse(pattern).unwrap(),
-            keys: None,
-            kind,
-        };
-        let rules = [
-            rule(1, "/items", RuleKind::ArrayKey(vec!["id".into()])),
-            rule(2, "/items[*]/tags", RuleKind::Set),
-        ];
-        KeyRules::for_key(rules.iter(), "k")
+        crate::rules::declared(&[
+            ("/items", RuleKind::ArrayKey(vec!["id".into()])),
+            ("/items[*]/tags", RuleKind::Set),
+        ])
     }
 
     fn blame_of(value: Value, rules: KeyRules) -> Blame {

@@ -219,23 +219,15 @@ pub(crate) fn patch(text: &str, mut edits: Vec<(u32, &str)>) -> Option<String> {
 mod tests {
     use super::*;
     use crate::canon::Map;
-    use crate::rules::{Rule, RuleKind};
+    use crate::rules::RuleKind;
     use proptest::prelude::*;
 
     fn rules() -> KeyRules {
-        let rule = |id, pattern: &str, kind| Rule {
-            id,
-            tx: 1,
-            pattern: crate::path::PathPattern::parse(pattern).unwrap(),
-            keys: None,
-            kind,
-        };
-        let rules = [
-            rule(1, "/rows", RuleKind::ArrayKey(vec!["id".into()])),
-            rule(2, "/rows[*]/tags", RuleKind::Set),
-            rule(3, "/s", RuleKind::Set),
-        ];
-        KeyRules::for_key(rules.iter(), "k")
+        crate::rules::declared(&[
+            ("/rows", RuleKind::ArrayKey(vec!["id".into()])),
+            ("/rows[*]/tags", RuleKind::Set),
+            ("/s", RuleKind::Set),
+        ])
     }
 
     #[test]

@@ -233,6 +233,22 @@ impl KeyRules {
     }
 }
 
+/// The rules `declared` (pattern and kind, in order) as they apply to any key: for tests.
+#[cfg(test)]
+pub(crate) fn declared(declared: &[(&str, RuleKind)]) -> KeyRules {
+    let rules: Vec<Rule> = (1..)
+        .zip(declared)
+        .map(|(id, (pattern, kind))| Rule {
+            id,
+            tx: 1,
+            pattern: PathPattern::parse(pattern).expect("a test's pattern parses"),
+            keys: None,
+            kind: kind.clone(),
+        })
+        .collect();
+    KeyRules::for_key(rules.iter(), "k")
+}
+
 /// The shape of a path: its selectors all written `[*]`.
 pub fn shape_of(path: &DocPath) -> Vec<PatternSegment> {
     use crate::path::Segment;

@@ -329,26 +329,49 @@ fn feed_doc(rows: &[(i64, Value)]) -> Value {
     Value::Object(doc)
 }
 
+/// The feed's `n`th transaction's options.
+fn feed_opts(n: i64) -> TxOptions {
+    TxOptions::new(
+        Actor::parse("test:feed").unwrap(),
+        "write",
+        Timestamp(1_000 * n),
+    )
+}
+
+/// A repository with the feed's rule (records keyed by `id`) and its first version (five
+/// records), written by `feed_opts(1)`: the repository and that transaction.
+fn feed_repo(dir: &std::path::Path) -> (Repo, i64) {
+    use hist::path::PathPattern;
+    use hist::rules::RuleKind;
+    let mut repo = Repo::init(dir).unwrap();
+    let mut txn = repo.begin(feed_opts(1)).unwrap();
+    txn.add_rule(
+        &PathPattern::parse("/rows").unwrap(),
+        None,
+        &RuleKind::ArrayKey(vec!["id".into()]),
+    )
+    .unwrap();
+    txn.put(
+        "feed",
+        feed_doc(&(0..5).map(|i| (i, json!(i))).collect::<Vec<_>>()),
+    )
+    .unwrap();
+    let tx = txn.commit().unwrap().tx.unwrap().id;
+    (repo, tx)
+}
+
 proptest! {
     #![proptest_config(ProptestConfig { cases: 40, ..ProptestConfig::default() })]
 
     #[test]
     fn reads_patched_on_leaves_equal_the_documents_written(ops in prop::collection::vec(feed_op(), 80..260)) {
-        use hist::path::PathPattern;
-        use hist::rules::RuleKind;
         let dir = tempfile::tempdir().unwrap();
-        let mut repo = Repo::init(dir.path()).unwrap();
-        let actor = Actor::parse("test:feed").unwrap();
-        let mut n = 0;
+        let (mut repo, tx) = feed_repo(dir.path());
+        let mut n = 1;
         let mut opts = || {
             n += 1;
-            TxOptions::new(actor.clone(), "write", Timestamp(1_000 * n))
+            feed_opts(n)
         };
-        let mut txn = repo.begin(opts()).unwrap();
-        txn.add_rule(&PathPattern::parse("/rows").unwrap(), None, &RuleKind::ArrayKey(vec!["id".into()]))
-            .unwrap();
-        txn.put("feed", feed_doc(&(0..5).map(|i| (i, json!(i))).collect::<Vec<_>>())).unwrap();
-        let tx = txn.commit().unwrap().tx.unwrap().id;
         let mut written = vec![(tx, repo.current("feed").unwrap())];
         for op in &ops {
             let mut txn = repo.begin(opts()).unwrap();
@@ -387,28 +410,13 @@ proptest! {
 /// write numbered 250 adds a field instead), sealed after the 150th: each write's
 /// transaction and number.
 fn figures(dir: &std::path::Path, versions: i64) -> (Repo, Vec<(i64, Option<i64>)>) {
-    use hist::path::PathPattern;
-    use hist::rules::RuleKind;
-    let mut repo = Repo::init(dir).unwrap();
-    let actor = Actor::parse("test:feed").unwrap();
-    let mut n = 0;
+    let (mut repo, tx) = feed_repo(dir);
+    let mut written = vec![(tx, None)];
+    let mut n = 1;
     let mut opts = || {
         n += 1;
-        TxOptions::new(actor.clone(), "write", Timestamp(1_000 * n))
+        feed_opts(n)
     };
-    let mut txn = repo.begin(opts()).unwrap();
-    txn.add_rule(
-        &PathPattern::parse("/rows").unwrap(),
-        None,
-        &RuleKind::ArrayKey(vec!["id".into()]),
-    )
-    .unwrap();
-    txn.put(
-        "feed",
-        feed_doc(&(0..5).map(|i| (i, json!(i))).collect::<Vec<_>>()),
-    )
-    .unwrap();
-    let mut written = vec![(txn.commit().unwrap().tx.unwrap().id, None)];
     for i in 0..versions {
         let mut txn = repo.begin(opts()).unwrap();
         let path = match i {
