@@ -337,6 +337,10 @@ impl Repo {
         base: &str,
         read: &SideChanges,
     ) -> Result<Option<(String, usize)>> {
+        // Nothing to patch, or something a patch cannot do: the leaves are not read.
+        if read.changes.is_empty() || read.changes.iter().any(|c| c.op != Op::Replace) {
+            return Ok(None);
+        }
         let Some(leaves) = self.store.checkpoint_leaves(key, seq)? else {
             return Ok(None);
         };
@@ -344,8 +348,8 @@ impl Repo {
         let mut last: rustc_hash::FxHashMap<u32, usize> = Default::default();
         for (i, change) in read.changes.iter().enumerate() {
             match leaves.get(&change.path_id) {
-                Some(&n) if change.op == Op::Replace => _ = last.insert(n, i),
-                _ => return Ok(None),
+                Some(&n) => _ = last.insert(n, i),
+                None => return Ok(None),
             }
         }
         let mut values = Vec::with_capacity(last.len());

@@ -125,17 +125,9 @@ impl SideChanges {
     pub(crate) fn value(&self, change: &SideChange) -> Stored {
         match change.value {
             SideValue::Tail(n) => self.tail.get(n as usize).cloned().unwrap_or(Stored::Absent),
-            SideValue::Sealed { segment, row } => {
-                let row = self
-                    .segments
-                    .get(segment as usize)
-                    .and_then(|s| s.row(row as usize));
-                let text = row.and_then(|r| match self.side {
-                    Side::New => r.new,
-                    Side::Old => r.old,
-                });
-                text.map_or(Stored::Absent, |t| Stored::Text(t.to_owned()))
-            }
+            SideValue::Sealed { .. } => self
+                .inline(change)
+                .map_or(Stored::Absent, |t| Stored::Text(t.to_owned())),
         }
     }
 }
